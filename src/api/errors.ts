@@ -1,0 +1,42 @@
+/** The API's error codes. They are API: clients branch on them, never on message text. */
+export type ApiErrorCode =
+  | "invalid_request"
+  | "unauthorized"
+  | "not_found"
+  | "method_not_allowed"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "session_busy"
+  | "session_closed"
+  | "no_turn_running"
+  | "internal";
+
+const STATUS: Record<ApiErrorCode, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  session_busy: 409,
+  session_closed: 409,
+  no_turn_running: 409,
+  internal: 500,
+};
+
+export class ApiError {
+  readonly status: number;
+
+  constructor(
+    readonly code: ApiErrorCode,
+    readonly message: string,
+  ) {
+    this.status = STATUS[code];
+  }
+
+  toJSON(): { error: { code: ApiErrorCode; message: string } } {
+    return { error: { code: this.code, message: this.message } };
+  }
+}
+
+export const sessionNotFound = (id: string) => new ApiError("not_found", `no session ${JSON.stringify(id)}`);

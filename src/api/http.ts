@@ -1,0 +1,64 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Validator } from "../validation.js";
+import { check } from "../validation.js";
+import { ApiError } from "./errors.js";
+
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+  });
+  res.end(body);
+}
+
+export function sendError(res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  sendJson(res, error.status, error);
+}
+
+/**
+ * Read and validate a JSON request body, bounded by `maxBytes`: a body over the cap is refused
+ * with 413 without being buffered, and nothing is acted on until the whole body is valid.
+ */
+export async function readJsonBody<T>(
+  req: IncomingMessage,
+  maxBytes: number,
+  validate: Validator<T>,
+  emptyValue?: T,
+): Promise<T | ApiError> {
+  const declared = req.headers["content-length"];
+  if (declared !== undefined && Number(declared) > maxBytes) {
+    return new ApiError("payload_too_large", `the request body is over ${maxBytes} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes)
+      return new ApiError("payload_too_large", `the request body is over ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  if (size === 0 && emptyValue !== undefined) return emptyValue;
+  const contentType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (contentType !== "application/json") {
+    return new ApiError(
+      "unsupported_media_type",
+      "the request body must be JSON with Content-Type: application/json",
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch (error) {
+    return new ApiError("invalid_request", `the request body is not valid JSON: ${(error as Error).message}`);
+  }
+  const checked = check(validate, value);
+  if (!checked.ok) return new ApiError("invalid_request", checked.problems.join("; "));
+  return checked.value;
+}

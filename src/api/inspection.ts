@@ -1,0 +1,51 @@
+import { createHash, randomBytes } from "node:crypto";
+
+interface Grant {
+  tenantId: string;
+  sessionId: string;
+  /** Fires when the call returns: streams opened with the token end. */
+  revoked: AbortController;
+}
+
+export interface InspectionPrincipal {
+  tenantId: string;
+  sessionId: string;
+  revoked: AbortSignal;
+}
+
+function digest(token: string): string {
+  return createHash("sha256").update(token).digest("base64url");
+}
+
+/**
+ * Inspection tokens: one per tool call of a binding with inspect_session, good for reading that
+ * session only, until the call returns. Only a digest is kept, in memory; the token itself lives in
+ * the request body that carries it and nowhere else in Brain.
+ */
+export class InspectionTokens {
+  readonly #grants = new Map<string, Grant>();
+
+  issue(tenantId: string, sessionId: string): { token: string; release: () => void } {
+    const token = `bit_${randomBytes(32).toString("base64url")}`;
+    const key = digest(token);
+    const grant: Grant = { tenantId, sessionId, revoked: new AbortController() };
+    this.#grants.set(key, grant);
+    return {
+      token,
+      release: () => {
+        this.#grants.delete(key);
+        grant.revoked.abort();
+      },
+    };
+  }
+
+  /** The grant for a presented token; the lookup is by digest, so its timing says nothing of the token. */
+  principalFor(token: string): InspectionPrincipal | undefined {
+    const grant = this.#grants.get(digest(token));
+    return grant && { tenantId: grant.tenantId, sessionId: grant.sessionId, revoked: grant.revoked.signal };
+  }
+
+  get size(): number {
+    return this.#grants.size;
+  }
+}

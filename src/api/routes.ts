@@ -1,0 +1,301 @@
+import { Type } from "@sinclair/typebox";
+import type { BrainConfig } from "../config/load.js";
+import type { EventHub } from "../sessions/event-hub.js";
+import {
+  type CreateSessionBody,
+  CreateSessionBodySchema,
+  type PostMessageBody,
+  PostMessageBodySchema,
+  type SessionRecord,
+} from "../sessions/session-config.js";
+import type { Sessions } from "../sessions/sessions.js";
+import type { Store } from "../store/store.js";
+import type { Metrics } from "../telemetry/metrics.js";
+import { compile } from "../validation.js";
+import { ApiError, sessionNotFound } from "./errors.js";
+import { streamEvents } from "./event-stream.js";
+import { readJsonBody, sendError, sendJson } from "./http.js";
+import { buildOpenApi } from "./openapi.js";
+import type { RequestContext, Route } from "./router.js";
+import {
+  CatalogSchema,
+  ErrorResponseSchema,
+  EventListSchema,
+  SessionListSchema,
+  SessionSchema,
+} from "./wire.js";
+
+export interface RouteDeps {
+  config: BrainConfig;
+  sessions: Sessions;
+  store: Store;
+  hub: EventHub;
+  metrics: Metrics;
+  sseKeepAliveMs: number;
+}
+
+const validateCreateSession = compile<CreateSessionBody>(CreateSessionBodySchema);
+const validatePostMessage = compile<PostMessageBody>(PostMessageBodySchema);
+
+const errorResponse = (description: string) => ({ description, schema: ErrorResponseSchema });
+const SESSION_ERRORS = {
+  401: errorResponse("No or wrong API key."),
+  404: errorResponse("No such session, or not yours."),
+};
+
+function sessionView(session: SessionRecord) {
+  return { id: session.id, status: session.status, config: session.config, created_at: session.created_at };
+}
+
+function integerParam(url: URL, name: string, fallback: number, min: number, max: number): number | ApiError {
+  const raw = url.searchParams.get(name);
+  if (raw === null) return fallback;
+  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    return new ApiError("invalid_request", `${name}: must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+export function createRoutes(deps: RouteDeps): Route[] {
+  const { config, sessions, store, hub, metrics } = deps;
+
+  /** The session a caller may read: its tenant's, or the one its inspection token is for. */
+  const readableSession = async (ctx: RequestContext): Promise<SessionRecord | undefined> => {
+    const id = ctx.params.id as string;
+    if (ctx.inspection && ctx.inspection.sessionId !== id) return undefined;
+    return sessions.get(ctx.tenantId, id);
+  };
+
+  const routes: Route[] = [
+    {
+      method: "GET",
+      path: "/healthz",
+      auth: "public",
+      operationId: "health",
+      summary: "Liveness: 200 while Brain serves requests.",
+      responses: { 200: { description: "Alive.", schema: Type.Object({ status: Type.Literal("ok") }) } },
+      handle: ({ res }) => sendJson(res, 200, { status: "ok" }),
+    },
+    {
+      method: "GET",
+      path: "/metrics",
+      auth: "public",
+      operationId: "metrics",
+      summary: "Prometheus metrics. They carry no ids, keys or tokens.",
+      responses: {
+        200: { description: "Metrics in the Prometheus text format.", contentTypes: ["text/plain"] },
+      },
+      handle: async ({ res }) => {
+        const body = await metrics.registry.metrics();
+        res.writeHead(200, { "content-type": metrics.registry.contentType });
+        res.end(body);
+      },
+    },
+    {
+      method: "GET",
+      path: "/openapi.json",
+      auth: "public",
+      operationId: "openapi",
+      summary: "This API's OpenAPI 3.1 description.",
+      responses: { 200: { description: "The OpenAPI document." } },
+      handle: ({ res }) => sendJson(res, 200, openApi),
+    },
+    {
+      method: "GET",
+      path: "/catalog",
+      auth: "tenant",
+      operationId: "getCatalog",
+      summary:
+        "The tools offered to the caller's tenant: name, description and schemas, never where they run.",
+      responses: {
+        200: { description: "The catalog.", schema: CatalogSchema },
+        401: errorResponse("No or wrong API key."),
+      },
+      handle: ({ res, tenantId }) => {
+        const tools = [...config.tools.values()]
+          .filter((tool) => tool.tenants.has(tenantId))
+          .map((tool) => ({
+            name: tool.name,
+            description: tool.description,
+            input_schema: tool.inputSchema,
+            ...(tool.outputSchema && { output_schema: tool.outputSchema }),
+          }));
+        sendJson(res, 200, { tools });
+      },
+    },
+    {
+      method: "POST",
+      path: "/sessions",
+      auth: "tenant",
+      operationId: "createSession",
+      summary: "Create a session with a model, a system prompt and the tools it may use.",
+      requestBody: { schema: CreateSessionBodySchema, required: false },
+      responses: {
+        201: { description: "Created.", schema: SessionSchema },
+        400: errorResponse("Invalid body, or an unknown model or tool."),
+        401: errorResponse("No or wrong API key."),
+        413: errorResponse("Body too large."),
+      },
+      handle: async ({ req, res, tenantId }) => {
+        const body = await readJsonBody(req, config.limits.max_request_bytes, validateCreateSession, {});
+        if (body instanceof ApiError) return sendError(res, body);
+        const session = await sessions.create(tenantId, body.config);
+        if (session instanceof ApiError) return sendError(res, session);
+        res.setHeader("location", `/sessions/${session.id}`);
+        sendJson(res, 201, sessionView(session));
+      },
+    },
+    {
+      method: "GET",
+      path: "/sessions",
+      auth: "tenant",
+      operationId: "listSessions",
+      summary: "The caller's sessions, newest first, paged with next_cursor.",
+      query: {
+        limit: {
+          description: "Page size, 1 to 100 (default 20).",
+          schema: { type: "integer", minimum: 1, maximum: 100 },
+        },
+        cursor: { description: "next_cursor of the previous page.", schema: { type: "string" } },
+      },
+      responses: {
+        200: { description: "A page of sessions.", schema: SessionListSchema },
+        401: errorResponse("No or wrong API key."),
+      },
+      handle: async ({ res, url, tenantId }) => {
+        const limit = integerParam(url, "limit", 20, 1, 100);
+        if (limit instanceof ApiError) return sendError(res, limit);
+        const page = await sessions.list(tenantId, limit, url.searchParams.get("cursor") ?? undefined);
+        sendJson(res, 200, { sessions: page.sessions.map(sessionView), next_cursor: page.next_cursor });
+      },
+    },
+    {
+      method: "GET",
+      path: "/sessions/{id}",
+      auth: "session_reader",
+      operationId: "getSession",
+      summary: "Read a session.",
+      responses: { 200: { description: "The session.", schema: SessionSchema }, ...SESSION_ERRORS },
+      handle: async (ctx) => {
+        const session = await readableSession(ctx);
+        if (!session) return sendError(ctx.res, sessionNotFound(ctx.params.id as string));
+        sendJson(ctx.res, 200, sessionView(session));
+      },
+    },
+    {
+      method: "POST",
+      path: "/sessions/{id}/messages",
+      auth: "tenant",
+      operationId: "postMessage",
+      summary: "Send a user message; it starts a turn. 409 while a turn runs or after close.",
+      requestBody: { schema: PostMessageBodySchema, required: true },
+      responses: {
+        202: { description: "Stored; the turn runs.", schema: Type.Object({ seq: Type.Integer() }) },
+        400: errorResponse("Invalid body."),
+        ...SESSION_ERRORS,
+        409: errorResponse("A turn is running, or the session is closed."),
+        413: errorResponse("Body too large."),
+      },
+      handle: async ({ req, res, params, tenantId }) => {
+        const body = await readJsonBody(req, config.limits.max_request_bytes, validatePostMessage);
+        if (body instanceof ApiError) return sendError(res, body);
+        const accepted = await sessions.postMessage(tenantId, params.id as string, body.content);
+        if (accepted instanceof ApiError) return sendError(res, accepted);
+        sendJson(res, 202, accepted);
+      },
+    },
+    {
+      method: "GET",
+      path: "/sessions/{id}/events",
+      auth: "session_reader",
+      operationId: "getEvents",
+      summary:
+        "Stored events after `after` as JSON; with Accept: text/event-stream, an SSE stream of the history after `after` (or Last-Event-ID) and then live events.",
+      query: {
+        after: {
+          description: "Only events with a greater seq (default 0).",
+          schema: { type: "integer", minimum: 0 },
+        },
+        limit: {
+          description: "JSON only: at most this many events, 1 to 10000 (default 1000).",
+          schema: { type: "integer", minimum: 1, maximum: 10000 },
+        },
+      },
+      responses: {
+        200: {
+          description: "Events.",
+          schema: EventListSchema,
+          contentTypes: ["application/json", "text/event-stream"],
+        },
+        400: errorResponse("Bad query."),
+        ...SESSION_ERRORS,
+      },
+      handle: async (ctx) => {
+        const { req, res, url } = ctx;
+        const session = await readableSession(ctx);
+        if (!session) return sendError(res, sessionNotFound(ctx.params.id as string));
+        const after = integerParam(url, "after", 0, 0, Number.MAX_SAFE_INTEGER);
+        if (after instanceof ApiError) return sendError(res, after);
+        if (!(req.headers.accept ?? "").includes("text/event-stream")) {
+          const limit = integerParam(url, "limit", 1000, 1, 10_000);
+          if (limit instanceof ApiError) return sendError(res, limit);
+          return sendJson(res, 200, { events: await store.readEvents(session.id, after, limit) });
+        }
+        const lastEventId = req.headers["last-event-id"];
+        const resumeAt =
+          typeof lastEventId === "string" && /^\d{1,16}$/.test(lastEventId) ? Number(lastEventId) : after;
+        await streamEvents({
+          req,
+          res,
+          sessionId: session.id,
+          afterSeq: resumeAt,
+          store,
+          hub,
+          keepAliveMs: deps.sseKeepAliveMs,
+          maxBufferedBytes: 8 * 1024 * 1024,
+          ...(ctx.inspection && { endSignal: ctx.inspection.revoked }),
+          onOpen: () => metrics.sseClients.inc(),
+          onClose: () => metrics.sseClients.dec(),
+        });
+      },
+    },
+    {
+      method: "POST",
+      path: "/sessions/{id}/interrupt",
+      auth: "tenant",
+      operationId: "interruptSession",
+      summary: "Stop the running turn: cancels the model call and every in-flight tool request.",
+      responses: {
+        200: { description: "Interrupted; the session as it is now.", schema: SessionSchema },
+        ...SESSION_ERRORS,
+        409: errorResponse("No turn is running, or the session is closed."),
+      },
+      handle: async ({ res, params, tenantId }) => {
+        const session = await sessions.interrupt(tenantId, params.id as string);
+        if (session instanceof ApiError) return sendError(res, session);
+        sendJson(res, 200, sessionView(session));
+      },
+    },
+    {
+      method: "DELETE",
+      path: "/sessions/{id}",
+      auth: "tenant",
+      operationId: "closeSession",
+      summary:
+        "Close the session: interrupts a running turn, then records session.closed. Later writes get 409.",
+      responses: {
+        200: { description: "Closed.", schema: SessionSchema },
+        ...SESSION_ERRORS,
+        409: errorResponse("Already closed."),
+      },
+      handle: async ({ res, params, tenantId }) => {
+        const session = await sessions.close(tenantId, params.id as string);
+        if (session instanceof ApiError) return sendError(res, session);
+        sendJson(res, 200, sessionView(session));
+      },
+    },
+  ];
+  const openApi = buildOpenApi(routes);
+  return routes;
+}

@@ -1,0 +1,69 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Logger } from "../telemetry/logger.js";
+import type { Metrics } from "../telemetry/metrics.js";
+import { type Authenticator, bearerToken } from "./auth.js";
+import { ApiError } from "./errors.js";
+import { sendError } from "./http.js";
+import type { InspectionTokens } from "./inspection.js";
+import type { RequestContext, Router } from "./router.js";
+
+export interface ServerDeps {
+  router: Router;
+  auth: Authenticator;
+  inspection: InspectionTokens;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+const UNAUTHORIZED = new ApiError("unauthorized", "send Authorization: Bearer followed by your API key");
+
+/** The HTTP server: match the route, authenticate, run the handler; every failure is a JSON error. */
+export function createApiServer(deps: ServerDeps): Server {
+  const server = createServer((req, res) => {
+    handleRequest(req, res, deps).catch((error) => {
+      deps.logger.error({ err: error, method: req.method, route: req.url?.split("?")[0] }, "request failed");
+      sendError(res, new ApiError("internal", "Brain failed to handle this request; it is logged"));
+    });
+  });
+  server.keepAliveTimeout = 10_000;
+  server.headersTimeout = 20_000;
+  return server;
+}
+
+async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: ServerDeps): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(req.url ?? "/", "http://brain.invalid");
+  } catch {
+    return sendError(res, new ApiError("invalid_request", "the request target is not a valid path"));
+  }
+  const match = deps.router.match(req.method ?? "GET", url.pathname);
+  let routeLabel = "(none)";
+  res.on("finish", () =>
+    deps.metrics.httpRequests.inc({ method: req.method ?? "", route: routeLabel, status: res.statusCode }),
+  );
+  if (match.kind === "not_found")
+    return sendError(res, new ApiError("not_found", `no route for ${url.pathname}`));
+  if (match.kind === "method_not_allowed") {
+    return sendError(res, new ApiError("method_not_allowed", `use ${match.allow.join(" or ")}`), {
+      allow: match.allow.join(", "),
+    });
+  }
+  const { route, params } = match;
+  routeLabel = route.path;
+  const ctx: RequestContext = { req, res, url, params, tenantId: "", inspection: undefined };
+  if (route.auth !== "public") {
+    const token = bearerToken(req.headers.authorization);
+    const tenantId = deps.auth.tenantFor(token);
+    if (tenantId !== undefined) {
+      ctx.tenantId = tenantId;
+    } else {
+      const inspection =
+        route.auth === "session_reader" && token ? deps.inspection.principalFor(token) : undefined;
+      if (!inspection) return sendError(res, UNAUTHORIZED, { "www-authenticate": "Bearer" });
+      ctx.tenantId = inspection.tenantId;
+      ctx.inspection = inspection;
+    }
+  }
+  await route.handle(ctx);
+}

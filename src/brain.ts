@@ -1,0 +1,98 @@
+import type { AddressInfo } from "node:net";
+import type { DestinationStream } from "pino";
+import { Authenticator } from "./api/auth.js";
+import { InspectionTokens } from "./api/inspection.js";
+import { Router } from "./api/router.js";
+import { createRoutes } from "./api/routes.js";
+import { createApiServer } from "./api/server.js";
+import type { BrainConfig } from "./config/load.js";
+import { createModelProvider } from "./models/registry.js";
+import { EventHub } from "./sessions/event-hub.js";
+import { Sessions } from "./sessions/sessions.js";
+import { SqliteStore } from "./store/sqlite.js";
+import type { Store } from "./store/store.js";
+import { createLogger, type Logger } from "./telemetry/logger.js";
+import { createMetrics } from "./telemetry/metrics.js";
+import { ToolDispatcher } from "./tools/dispatch.js";
+
+export interface StartOptions {
+  /** Where log lines go (tests capture them); stdout by default. */
+  logDestination?: DestinationStream;
+  /** Environment for the proxy variables; process.env by default. */
+  env?: NodeJS.ProcessEnv;
+  sseKeepAliveMs?: number;
+}
+
+export interface RunningBrain {
+  url: string;
+  logger: Logger;
+  sessions: Sessions;
+  store: Store;
+  close: () => Promise<void>;
+}
+
+/** Start Brain: open the store, end what a previous run left running, then serve the API. */
+export async function startBrain(config: BrainConfig, options: StartOptions = {}): Promise<RunningBrain> {
+  const logger = createLogger(config.logLevel, options.logDestination);
+  const metrics = createMetrics();
+  const store = new SqliteStore(config.store.path);
+  const hub = new EventHub();
+  const inspection = new InspectionTokens();
+  const dispatcher = new ToolDispatcher({
+    headersTimeoutMs: Math.round(config.limits.tool_headers_timeout_seconds * 1000),
+    maxProgressBytes: config.limits.max_progress_bytes,
+    ...(options.env && { env: options.env }),
+  });
+  const providers = new Map([...config.models].map(([name, entry]) => [name, createModelProvider(entry)]));
+  let publicUrl = config.publicUrl;
+  const sessions = new Sessions({
+    config,
+    store,
+    hub,
+    dispatcher,
+    providers,
+    inspectionFor: (session) => {
+      const grant = inspection.issue(session.tenant_id, session.id);
+      return { token: grant.token, brainUrl: publicUrl ?? "", release: grant.release };
+    },
+    logger,
+    metrics,
+  });
+  const recovered = await sessions.recover();
+  if (recovered > 0) logger.warn({ sessions: recovered }, "ended turns a previous run left running");
+
+  const router = new Router(
+    createRoutes({ config, sessions, store, hub, metrics, sseKeepAliveMs: options.sseKeepAliveMs ?? 15_000 }),
+  );
+  const server = createApiServer({
+    router,
+    auth: new Authenticator(config.tenants),
+    inspection,
+    logger,
+    metrics,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.listen.port, config.listen.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  publicUrl ??= url;
+  logger.info({ url, store: config.store.path, tools: config.tools.size }, "brain listening");
+
+  return {
+    url,
+    logger,
+    sessions,
+    store,
+    close: async () => {
+      await sessions.shutdown();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await dispatcher.close();
+      await store.close();
+      logger.flush();
+    },
+  };
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { startBrain } from "../brain.js";
+import { loadConfigFile } from "../config/load.js";
+import { HostConfigSchema } from "../config/schema.js";
+
+const HELP = `brain — an agent server
+
+Usage:
+  brain [-config FILE]            start Brain with the host config FILE (default: brain.json)
+  brain -config FILE -check       validate FILE and exit: 0 when valid, 2 with one problem per line
+  brain schema                    print the host config's JSON Schema
+  brain --version | --help
+
+Flags take one dash or two: -config and --config are the same.
+Secrets are never in the config: it names the environment variables that hold them.`;
+
+/** Go's flag package style (-config) and GNU style (--config) are both accepted. */
+function normalize(args: string[]): string[] {
+  return args.map((arg) => (/^-[a-z][a-z-]+(=.*)?$/.test(arg) ? `-${arg}` : arg));
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions(normalize(argv));
+  } catch (error) {
+    process.stderr.write(`brain: ${(error as Error).message}\n\n${HELP}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`brain ${version()}\n`);
+    return 0;
+  }
+  if (positionals[0] === "schema") {
+    process.stdout.write(
+      `${JSON.stringify({ $schema: "https://json-schema.org/draft/2020-12/schema", ...HostConfigSchema }, null, 2)}\n`,
+    );
+    return 0;
+  }
+  if (positionals.length > 0) {
+    process.stderr.write(`brain: unknown command "${positionals[0]}"\n\n${HELP}\n`);
+    return 2;
+  }
+
+  const path = values.config ?? "brain.json";
+  const loaded = loadConfigFile(path);
+  if (!loaded.ok) {
+    for (const problem of loaded.problems) process.stderr.write(`${problem}\n`);
+    process.stderr.write(
+      `${path}: ${loaded.problems.length} problem${loaded.problems.length === 1 ? "" : "s"}; Brain did not start\n`,
+    );
+    return 2;
+  }
+  const { config } = loaded;
+  if (values.check) {
+    process.stdout.write(
+      `${path}: valid (${config.tenants.length} tenants, ${config.models.size} models, ${config.tools.size} tools)\n`,
+    );
+    return 0;
+  }
+
+  const brain = await startBrain(config);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  brain.logger.info("stopping");
+  await brain.close();
+  return 0;
+}
+
+function parseOptions(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      config: { type: "string", short: "c" },
+      check: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean" },
+    },
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.stderr.write(`brain: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

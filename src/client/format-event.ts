@@ -1,0 +1,62 @@
+import type {
+  MessageAssistantData,
+  SessionEvent,
+  ToolResultEventData,
+  TurnCompletedData,
+  TurnEndedWithErrorData,
+} from "../sessions/events.js";
+import type { SessionConfig } from "../sessions/session-config.js";
+
+const clip = (text: string, max = 120) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const json = (value: unknown) => clip(JSON.stringify(value) ?? "");
+
+function describe(event: SessionEvent): string {
+  const data = event.data;
+  switch (event.type) {
+    case "session.created": {
+      const config = data.config as SessionConfig;
+      return `model=${config.model} tools=${config.tools.join(",") || "(none)"}`;
+    }
+    case "message.user":
+      return json(data.content);
+    case "message.assistant": {
+      const { text, tool_calls } = data as unknown as MessageAssistantData;
+      const calls = tool_calls.map((call) => `${call.name}(${json(call.arguments)})`);
+      return [text ? json(text) : "", calls.length > 0 ? `calls ${calls.join(", ")}` : ""]
+        .filter(Boolean)
+        .join(" ");
+    }
+    case "tool.call":
+      return `${data.name} ${json(data.arguments)} [${data.call_id}]`;
+    case "tool.progress":
+      return `${data.name} ${json(data.data)}`;
+    case "tool.result": {
+      const result = data as unknown as ToolResultEventData;
+      const text = result.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join(" ");
+      const status = result.is_error
+        ? `error ${result.error?.code ?? ""}${result.unknown_outcome ? " (outcome unknown)" : ""}`
+        : "ok";
+      return `${result.name} ${status} → ${json(text || result.structured_content || "")} (${result.duration_ms} ms)`;
+    }
+    case "model.delta":
+      return json(data.text);
+    case "turn.completed": {
+      const { stop_reason, steps, usage } = data as unknown as TurnCompletedData;
+      return `${stop_reason}, ${steps} steps, tokens in=${usage.input_tokens} out=${usage.output_tokens}`;
+    }
+    case "turn.failed": {
+      const { error } = data as unknown as TurnEndedWithErrorData;
+      return `${error.code}: ${error.message}`;
+    }
+    case "turn.interrupted":
+      return String(data.reason ?? "");
+    default:
+      return "";
+  }
+}
+
+/** One readable line per event, for terminals: `   6 tool.result   echo ok → "hello" (0.8 ms)`. */
+export function formatEvent(event: SessionEvent): string {
+  const seq = "seq" in event ? String(event.seq).padStart(4) : "   ~";
+  return `${seq} ${event.type.padEnd(18)} ${describe(event)}`.trimEnd();
+}

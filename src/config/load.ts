@@ -1,0 +1,218 @@
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { Secret } from "../secret.js";
+import { compileToolSchema, type ToolSchemaValidator } from "../tools/tool-schemas.js";
+import { check, compile } from "../validation.js";
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_TOOL_TIMEOUT_SECONDS,
+  type HostConfig,
+  HostConfigSchema,
+  type Limits,
+  type ModelEntry,
+} from "./schema.js";
+
+export interface Tenant {
+  id: string;
+  apiKey: Secret;
+}
+
+export interface ToolBinding {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown> | undefined;
+  url: URL;
+  token: Secret | undefined;
+  tenants: ReadonlySet<string>;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  inspectSession: boolean;
+  validateArguments: ToolSchemaValidator;
+  validateOutput: ToolSchemaValidator | undefined;
+}
+
+export interface BrainConfig {
+  listen: { host: string; port: number };
+  publicUrl: string | undefined;
+  logLevel: string;
+  store: { kind: "sqlite"; path: string };
+  tenants: Tenant[];
+  models: ReadonlyMap<string, ModelEntry>;
+  defaultModel: string;
+  tools: ReadonlyMap<string, ToolBinding>;
+  limits: Limits;
+}
+
+export type LoadResult = { ok: true; config: BrainConfig } | { ok: false; problems: string[] };
+
+export interface LoadOptions {
+  env: NodeJS.ProcessEnv;
+  /** Relative paths in the config (the store path) resolve against this directory. */
+  baseDir: string;
+}
+
+const validateHostConfig = compile<HostConfig>(HostConfigSchema);
+
+export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    return {
+      ok: false,
+      problems: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`],
+    };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, problems: [`(root): not valid JSON: ${(error as Error).message}`] };
+  }
+  return resolveConfig(raw, { env, baseDir: dirname(resolve(path)) });
+}
+
+/** Validate a parsed host config completely and resolve defaults and secrets; every problem is reported. */
+export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
+  const checked = check(validateHostConfig, raw);
+  if (!checked.ok) return checked;
+  const config = checked.value;
+  const problems: string[] = [];
+
+  const secret = (path: string, name: string): Secret | undefined => {
+    const value = options.env[name];
+    if (value === undefined) problems.push(`${path}: environment variable ${name} is not set`);
+    else if (value === "") problems.push(`${path}: environment variable ${name} is empty`);
+    else return new Secret(value);
+    return undefined;
+  };
+
+  const listen = parseListen(config.listen ?? "127.0.0.1:8080");
+  if (!listen) problems.push(`listen: must be host:port with a port from 0 to 65535`);
+  if (config.public_url !== undefined) {
+    const problem = urlProblem(config.public_url);
+    if (problem) problems.push(`public_url: ${problem}`);
+  }
+
+  const tenants: Tenant[] = [];
+  const tenantIds = new Set<string>();
+  const keyOwners = new Map<string, string>();
+  config.tenants.forEach((tenant, i) => {
+    if (tenantIds.has(tenant.id)) problems.push(`tenants[${i}].id: duplicate tenant id "${tenant.id}"`);
+    tenantIds.add(tenant.id);
+    const apiKey = secret(`tenants[${i}].api_key_env`, tenant.api_key_env);
+    if (!apiKey) return;
+    const owner = keyOwners.get(apiKey.reveal());
+    if (owner !== undefined && owner !== tenant.id) {
+      problems.push(
+        `tenants[${i}].api_key_env: holds the same key as tenant "${owner}"; each tenant needs its own key`,
+      );
+    }
+    keyOwners.set(apiKey.reveal(), tenant.id);
+    tenants.push({ id: tenant.id, apiKey });
+  });
+
+  const models = new Map<string, ModelEntry>();
+  config.models.forEach((model, i) => {
+    if (models.has(model.name)) problems.push(`models[${i}].name: duplicate model name "${model.name}"`);
+    models.set(model.name, model);
+    if (model.provider !== "scripted") {
+      if (model.api_key_env !== undefined) secret(`models[${i}].api_key_env`, model.api_key_env);
+      if (model.base_url !== undefined) {
+        const problem = urlProblem(model.base_url);
+        if (problem) problems.push(`models[${i}].base_url: ${problem}`);
+      }
+    }
+  });
+
+  const tools = new Map<string, ToolBinding>();
+  (config.tools ?? []).forEach((tool, i) => {
+    const at = `tools[${i}]`;
+    if (tools.has(tool.name)) problems.push(`${at}.name: duplicate tool name "${tool.name}"`);
+    const urlIssue = urlProblem(tool.url);
+    if (urlIssue) problems.push(`${at}.url: ${urlIssue}`);
+    tool.tenants.forEach((tenant, j) => {
+      if (!tenantIds.has(tenant))
+        problems.push(`${at}.tenants[${j}]: tenant "${tenant}" is not declared in tenants`);
+    });
+    const token = tool.token_env === undefined ? undefined : secret(`${at}.token_env`, tool.token_env);
+    let validateArguments: ToolSchemaValidator | undefined;
+    if (tool.input_schema.type !== "object") {
+      problems.push(`${at}.input_schema: the root must be an object schema ("type": "object")`);
+    } else {
+      validateArguments = compileOrReport(tool.input_schema, `${at}.input_schema`, problems);
+    }
+    const validateOutput =
+      tool.output_schema && compileOrReport(tool.output_schema, `${at}.output_schema`, problems);
+    if (!validateArguments || urlIssue) return;
+    tools.set(tool.name, {
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.input_schema,
+      outputSchema: tool.output_schema,
+      url: new URL(tool.url),
+      token,
+      tenants: new Set(tool.tenants),
+      timeoutMs: Math.round((tool.timeout_seconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000),
+      maxOutputBytes: tool.max_output_bytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      inspectSession: tool.inspect_session ?? false,
+      validateArguments,
+      validateOutput,
+    });
+  });
+
+  const limits: Limits = { ...DEFAULT_LIMITS, ...config.limits };
+  if (problems.length > 0 || !listen) return { ok: false, problems };
+  return {
+    ok: true,
+    config: {
+      listen,
+      publicUrl: config.public_url,
+      logLevel: config.log_level ?? "info",
+      store: { kind: "sqlite", path: resolve(options.baseDir, config.store?.path ?? "./data/brain.db") },
+      tenants,
+      models,
+      defaultModel: models.has("default") ? "default" : (config.models[0]?.name ?? "default"),
+      tools,
+      limits,
+    },
+  };
+}
+
+function compileOrReport(
+  schema: Record<string, unknown>,
+  path: string,
+  problems: string[],
+): ToolSchemaValidator | undefined {
+  try {
+    return compileToolSchema(schema);
+  } catch (error) {
+    problems.push(`${path}: does not compile: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Why `value` is not an absolute http(s) URL without user info or fragment, or undefined when it is one. */
+export function urlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "must be an absolute http or https URL";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an absolute http or https URL";
+  if (url.username !== "" || url.password !== "")
+    return "must not contain user info; put credentials in token_env";
+  if (value.includes("#")) return "must not contain a fragment";
+  return undefined;
+}
+
+export function parseListen(value: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(value);
+  if (!match) return undefined;
+  const port = Number(match[3]);
+  if (port > 65_535) return undefined;
+  return { host: (match[1] ?? match[2]) as string, port };
+}

@@ -1,0 +1,146 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { StringEnum, TaggedUnion } from "../validation.js";
+
+// One schema per wire shape: the JSON Schema published in schema/brain.schema.json and the
+// TypeScript types below are both derived from these definitions, so they cannot disagree.
+
+const strict = { additionalProperties: false } as const;
+
+export const TOOL_NAME_PATTERN = "^[a-zA-Z0-9_-]{1,64}$";
+const ENV_NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$";
+
+const EnvName = Type.String({ pattern: ENV_NAME_PATTERN, description: "Name of an environment variable." });
+const Id = Type.String({ pattern: "^[a-zA-Z0-9_.-]{1,64}$" });
+
+export const ScriptedToolCallSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    arguments: Type.Record(Type.String(), Type.Unknown(), {
+      description: "The arguments as the model would give them.",
+    }),
+  },
+  strict,
+);
+
+export const ScriptedStepSchema = Type.Object(
+  {
+    text: Type.Optional(
+      Type.String({
+        description:
+          "Assistant text. {{message}} is replaced by the turn's user message and {{result}} by the text of the last tool result.",
+      }),
+    ),
+    tool_calls: Type.Optional(Type.Array(ScriptedToolCallSchema, { maxItems: 128 })),
+    delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+    error: Type.Optional(
+      Type.String({ minLength: 1, description: "Fail this model call with this message." }),
+    ),
+    usage: Type.Optional(
+      Type.Object(
+        { input_tokens: Type.Integer({ minimum: 0 }), output_tokens: Type.Integer({ minimum: 0 }) },
+        strict,
+      ),
+    ),
+  },
+  { ...strict, description: "One model call of the scripted model." },
+);
+
+export const ScriptSchema = Type.Array(ScriptedStepSchema, { maxItems: 10_000 });
+
+const providerModelFields = {
+  name: Id,
+  model: Type.String({ minLength: 1 }),
+  api_key_env: Type.Optional(EnvName),
+  base_url: Type.Optional(Type.String({ minLength: 1 })),
+  max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+  max_retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+};
+
+export const ModelSchema = TaggedUnion("provider", [
+  Type.Object({ ...providerModelFields, provider: Type.Literal("anthropic") }, strict),
+  Type.Object({ ...providerModelFields, provider: Type.Literal("openai") }, strict),
+  Type.Object({ name: Id, provider: Type.Literal("scripted"), script: Type.Optional(ScriptSchema) }, strict),
+]);
+
+export const ToolBindingSchema = Type.Object(
+  {
+    name: Type.String({ pattern: TOOL_NAME_PATTERN }),
+    description: Type.String({ minLength: 1 }),
+    input_schema: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'A JSON Schema (draft 2020-12 or draft-07) whose root is "type": "object".',
+    }),
+    output_schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    url: Type.String({
+      minLength: 1,
+      description: "Absolute http or https URL, without user info or fragment.",
+    }),
+    token_env: Type.Optional(EnvName),
+    tenants: Type.Array(Id, { minItems: 1, uniqueItems: true }),
+    timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400, default: 300 })),
+    max_output_bytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_073_741_824, default: 1_048_576 })),
+    inspect_session: Type.Optional(Type.Boolean({ default: false })),
+  },
+  strict,
+);
+
+export const LimitsSchema = Type.Object(
+  {
+    tool_headers_timeout_seconds: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 3600, default: 30 }),
+    ),
+    max_steps_per_turn: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 32 })),
+    max_request_bytes: Type.Optional(
+      Type.Integer({ minimum: 1024, maximum: 67_108_864, default: 1_048_576 }),
+    ),
+    max_progress_bytes: Type.Optional(Type.Integer({ minimum: 64, maximum: 1_048_576, default: 65_536 })),
+  },
+  strict,
+);
+
+export const StoreSchema = Type.Object(
+  {
+    kind: Type.Literal("sqlite"),
+    path: Type.Optional(Type.String({ minLength: 1, default: "./data/brain.db" })),
+  },
+  strict,
+);
+
+export const HostConfigSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    listen: Type.Optional(
+      Type.String({ default: "127.0.0.1:8080", description: "host:port to bind; loopback by default." }),
+    ),
+    public_url: Type.Optional(Type.String({ description: "The URL tool services use to reach Brain." })),
+    log_level: Type.Optional(
+      StringEnum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { default: "info" }),
+    ),
+    store: Type.Optional(StoreSchema),
+    tenants: Type.Array(Type.Object({ id: Id, api_key_env: EnvName }, strict), { minItems: 1 }),
+    models: Type.Array(ModelSchema, { minItems: 1 }),
+    tools: Type.Optional(Type.Array(ToolBindingSchema)),
+    limits: Type.Optional(LimitsSchema),
+  },
+  {
+    ...strict,
+    $id: "https://brain.dev/schema/brain.schema.json",
+    title: "Brain host config",
+  },
+);
+
+export type HostConfig = Static<typeof HostConfigSchema>;
+export type ModelEntry = Static<typeof ModelSchema>;
+export type ToolBindingConfig = Static<typeof ToolBindingSchema>;
+export type ScriptedStep = Static<typeof ScriptedStepSchema>;
+export type Limits = Required<Static<typeof LimitsSchema>>;
+
+export const DEFAULT_LIMITS: Limits = {
+  tool_headers_timeout_seconds: 30,
+  max_steps_per_turn: 32,
+  max_request_bytes: 1_048_576,
+  max_progress_bytes: 65_536,
+};
+export const DEFAULT_TOOL_TIMEOUT_SECONDS = 300;
+export const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576;

@@ -1,0 +1,50 @@
+import { randomBytes } from "node:crypto";
+
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower case
+
+function encodeTime(ms: number): string {
+  let out = "";
+  for (let i = 0; i < 10; i++) {
+    out = (ALPHABET[ms % 32] as string) + out;
+    ms = Math.floor(ms / 32);
+  }
+  return out;
+}
+
+function encodeRandom(bytes: Buffer): string {
+  let out = "";
+  for (const byte of bytes) out += ALPHABET[byte & 31];
+  return out;
+}
+
+let lastTime = -1;
+let lastRandom = "";
+
+/** Increment a base32 string by one, so ids made in the same millisecond still sort in order. */
+function increment(value: string): string {
+  const chars = value.split("");
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const index = ALPHABET.indexOf(chars[i] as string);
+    if (index < 31) {
+      chars[i] = ALPHABET[index + 1] as string;
+      return chars.join("");
+    }
+    chars[i] = "0";
+  }
+  return encodeRandom(randomBytes(16));
+}
+
+/**
+ * A ULID-shaped id: 10 characters of millisecond time, then 16 random ones; ids from one process
+ * sort by creation, which is what makes "newest first" paging by id correct.
+ */
+export function newId(prefix: string): string {
+  const now = Date.now();
+  if (now <= lastTime) {
+    lastRandom = increment(lastRandom);
+  } else {
+    lastTime = now;
+    lastRandom = encodeRandom(randomBytes(16));
+  }
+  return `${prefix}_${encodeTime(lastTime)}${lastRandom}`;
+}

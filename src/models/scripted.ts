@@ -1,0 +1,81 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { ScriptedStep } from "../config/schema.js";
+import {
+  type ConversationMessage,
+  ModelError,
+  type ModelProvider,
+  type ModelReply,
+  type ModelRequest,
+} from "./provider.js";
+
+/**
+ * The deterministic model: plays a script of steps, one per model call, with no network. The step
+ * for a call is the number of assistant messages already in the session, so a session replays
+ * the same way after a restart. The session's `script` wins over the model entry's.
+ */
+export class ScriptedModel implements ModelProvider {
+  constructor(private readonly script: readonly ScriptedStep[] | undefined) {}
+
+  async complete(request: ModelRequest): Promise<ModelReply> {
+    const script = request.session.config.script ?? this.script;
+    const index = request.messages.filter((message) => message.role === "assistant").length;
+    const step: ScriptedStep | undefined = script ? script[index] : { text: "You said: {{message}}" };
+    if (!step) {
+      throw new ModelError(
+        "script_exhausted",
+        `the scripted model has no step ${index + 1}: its script has ${script?.length ?? 0} steps`,
+      );
+    }
+    if (step.delay_ms) await sleep(step.delay_ms, undefined, { signal: request.signal });
+    request.signal.throwIfAborted();
+    if (step.error !== undefined) throw new ModelError("model_error", step.error);
+
+    const values = templateValues(request.messages);
+    const text = fill(step.text ?? "", values);
+    if (text !== "") request.onDelta(text);
+    const toolCalls = (step.tool_calls ?? []).map((call) => ({
+      name: call.name,
+      arguments: fillDeep(call.arguments, values),
+    }));
+    return {
+      text,
+      tool_calls: toolCalls,
+      stop_reason: toolCalls.length > 0 ? "tool_use" : "end_turn",
+      usage: step.usage ?? { input_tokens: 0, output_tokens: 0 },
+    };
+  }
+}
+
+function templateValues(messages: readonly ConversationMessage[]): Record<string, string> {
+  let message = "";
+  let result = "";
+  for (const entry of messages) {
+    if (entry.role === "user") message = entry.content;
+    if (entry.role === "tool") {
+      const last = entry.results.at(-1);
+      result = last ? resultText(last.content, last.structured_content) : "";
+    }
+  }
+  return { message, result };
+}
+
+function resultText(content: readonly { type: string; text?: string }[], structured: unknown): string {
+  const texts = content.flatMap((item) =>
+    item.type === "text" && item.text !== undefined ? [item.text] : [],
+  );
+  if (texts.length > 0) return texts.join("\n");
+  return structured === undefined ? "" : JSON.stringify(structured);
+}
+
+function fill(template: string, values: Record<string, string>): string {
+  return template.replace(/\{\{(message|result)\}\}/g, (_, key: string) => values[key] ?? "");
+}
+
+function fillDeep(value: unknown, values: Record<string, string>): unknown {
+  if (typeof value === "string") return fill(value, values);
+  if (Array.isArray(value)) return value.map((item) => fillDeep(item, values));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, fillDeep(item, values)]));
+  }
+  return value;
+}

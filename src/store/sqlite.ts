@@ -1,0 +1,183 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import type { NewEvent, StoredEvent, StoredEventType } from "../sessions/events.js";
+import type { SessionRecord, SessionStatus } from "../sessions/session-config.js";
+import type { AppendOptions, AppendResult, NewSession, Store } from "./store.js";
+
+const SCHEMA_VERSION = 1;
+
+const MIGRATION = `
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  config TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  last_seq INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessions_by_tenant ON sessions (tenant_id, id);
+CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status) WHERE status = 'running';
+CREATE TABLE IF NOT EXISTS events (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  at TEXT NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+`;
+
+interface SessionRow {
+  id: string;
+  tenant_id: string;
+  status: SessionStatus;
+  config: string;
+  created_at: string;
+}
+
+interface EventRow {
+  seq: number;
+  type: StoredEventType;
+  at: string;
+  data: string;
+}
+
+function toSession(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    status: row.status,
+    config: JSON.parse(row.config),
+    created_at: row.created_at,
+  };
+}
+
+function toEvent(row: EventRow): StoredEvent {
+  return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) };
+}
+
+/**
+ * The embedded store: one SQLite file in WAL mode. Writes are synchronous and serialized by
+ * SQLite, so a transaction's read-check-write is atomic without any lock of ours.
+ * synchronous=NORMAL keeps every commit through a crash of Brain (kill -9); only a power loss
+ * can take the last commits, the usual WAL trade.
+ */
+export class SqliteStore implements Store {
+  readonly #db: Database.Database;
+  readonly #statements;
+  readonly #appendTx;
+
+  constructor(path: string) {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    this.#db = new Database(path);
+    this.#db.pragma("journal_mode = WAL");
+    this.#db.pragma("synchronous = NORMAL");
+    this.#db.pragma("busy_timeout = 5000");
+    const version = this.#db.pragma("user_version", { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new Error(
+        `${path} was written by a newer Brain (schema ${version}); this one knows schema ${SCHEMA_VERSION}`,
+      );
+    }
+    this.#db.exec(MIGRATION);
+    this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
+
+    const db = this.#db;
+    this.#statements = {
+      insertSession: db.prepare(
+        "INSERT INTO sessions (id, tenant_id, status, config, created_at, last_seq) VALUES (?, ?, ?, ?, ?, 0)",
+      ),
+      getSession: db.prepare<[string], SessionRow>(
+        "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE id = ?",
+      ),
+      listSessions: db.prepare<[string, number], SessionRow>(
+        "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE tenant_id = ? ORDER BY id DESC LIMIT ?",
+      ),
+      listSessionsBefore: db.prepare<[string, string, number], SessionRow>(
+        "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+      ),
+      sessionsWithStatus: db.prepare<[string], SessionRow>(
+        "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE status = ?",
+      ),
+      sessionState: db.prepare<[string], { status: SessionStatus; last_seq: number }>(
+        "SELECT status, last_seq FROM sessions WHERE id = ?",
+      ),
+      advance: db.prepare("UPDATE sessions SET last_seq = ?, status = ? WHERE id = ?"),
+      insertEvent: db.prepare("INSERT INTO events (session_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)"),
+      readEvents: db.prepare<[string, number, number], EventRow>(
+        "SELECT seq, type, at, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+      ),
+    };
+    this.#appendTx = db.transaction(
+      (sessionId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult => {
+        const state = this.#statements.sessionState.get(sessionId);
+        if (!state || (options.expectStatus && !options.expectStatus.includes(state.status))) {
+          return { ok: false, status: state?.status };
+        }
+        const at = new Date().toISOString();
+        const stored: StoredEvent[] = [];
+        let seq = state.last_seq;
+        for (const event of events) {
+          seq += 1;
+          this.#statements.insertEvent.run(sessionId, seq, event.type, at, JSON.stringify(event.data));
+          stored.push({ seq, type: event.type, at, data: event.data as Record<string, unknown> });
+        }
+        this.#statements.advance.run(seq, options.setStatus ?? state.status, sessionId);
+        return { ok: true, events: stored };
+      },
+    );
+  }
+
+  async createSession(
+    session: NewSession,
+    first: NewEvent,
+  ): Promise<{ session: SessionRecord; event: StoredEvent }> {
+    const create = this.#db.transaction(() => {
+      this.#statements.insertSession.run(
+        session.id,
+        session.tenant_id,
+        "idle",
+        JSON.stringify(session.config),
+        session.created_at,
+      );
+      return this.#appendTx(session.id, [first], {});
+    });
+    const result = create();
+    if (!result.ok || !result.events[0]) throw new Error("session insert did not take");
+    return { session: { ...session, status: "idle" }, event: result.events[0] };
+  }
+
+  async getSession(id: string): Promise<SessionRecord | undefined> {
+    const row = this.#statements.getSession.get(id);
+    return row && toSession(row);
+  }
+
+  async listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]> {
+    const rows =
+      before === undefined
+        ? this.#statements.listSessions.all(tenantId, limit)
+        : this.#statements.listSessionsBefore.all(tenantId, before, limit);
+    return rows.map(toSession);
+  }
+
+  async append(
+    sessionId: string,
+    events: readonly NewEvent[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
+    return this.#appendTx(sessionId, events, options);
+  }
+
+  async readEvents(sessionId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+    return this.#statements.readEvents.all(sessionId, afterSeq, limit).map(toEvent);
+  }
+
+  async sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]> {
+    return this.#statements.sessionsWithStatus.all(status).map(toSession);
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+}

@@ -1,0 +1,38 @@
+import type { NewEvent, StoredEvent } from "../sessions/events.js";
+import type { SessionConfig, SessionRecord, SessionStatus } from "../sessions/session-config.js";
+
+export interface NewSession {
+  id: string;
+  tenant_id: string;
+  config: SessionConfig;
+  created_at: string;
+}
+
+export interface AppendOptions {
+  /** Append only if the session's status is one of these; the check and the append are one transaction. */
+  expectStatus?: readonly SessionStatus[];
+  /** Set the session's status in the same transaction. */
+  setStatus?: SessionStatus;
+}
+
+export type AppendResult =
+  | { ok: true; events: StoredEvent[] }
+  | { ok: false; status: SessionStatus | undefined };
+
+/**
+ * Sessions and their append-only event logs. `seq` is assigned by the store, 1, 2, 3 … per
+ * session with no gaps; an append returns only after its events are committed.
+ */
+export interface Store {
+  createSession(
+    session: NewSession,
+    first: NewEvent,
+  ): Promise<{ session: SessionRecord; event: StoredEvent }>;
+  getSession(id: string): Promise<SessionRecord | undefined>;
+  /** The tenant's sessions, newest first, strictly older than `before` when given. */
+  listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]>;
+  append(sessionId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
+  readEvents(sessionId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
+  sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,32 @@
+import pino, { type DestinationStream, type Logger } from "pino";
+
+export type { Logger };
+
+/**
+ * Brain's logger: JSON lines. Secrets are Secret objects that serialize as "[redacted]", and the
+ * redact paths catch the header and body fields that carry tokens if one is ever logged whole.
+ */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: "brain" },
+      redact: {
+        paths: [
+          "authorization",
+          "*.authorization",
+          "headers.authorization",
+          "*.headers.authorization",
+          "inspection_token",
+          "*.inspection_token",
+          "token",
+          "*.token",
+          "api_key",
+          "*.api_key",
+        ],
+        censor: "[redacted]",
+      },
+    },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}

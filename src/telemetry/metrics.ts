@@ -1,0 +1,46 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/**
+ * Brain's Prometheus metrics, on a registry of their own so two Brains in one process (tests,
+ * benchmarks) do not share counters. Labels are route templates, tool names and outcome codes:
+ * never ids, keys or tokens.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "brain_process_" });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: "brain_http_requests_total",
+      help: "HTTP requests by route template and status.",
+      labelNames: ["method", "route", "status"] as const,
+      registers: [registry],
+    }),
+    toolCalls: new Counter({
+      name: "brain_tool_calls_total",
+      help: "Tool calls by tool and outcome (ok, tool_error, or a DESIGN §6 error code).",
+      labelNames: ["tool", "outcome"] as const,
+      registers: [registry],
+    }),
+    toolCallSeconds: new Histogram({
+      name: "brain_tool_call_duration_seconds",
+      help: "Tool call wall time, from the request to the result.",
+      labelNames: ["tool"] as const,
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 300],
+      registers: [registry],
+    }),
+    turns: new Counter({
+      name: "brain_turns_total",
+      help: "Turns by how they ended.",
+      labelNames: ["end"] as const,
+      registers: [registry],
+    }),
+    sseClients: new Gauge({
+      name: "brain_sse_clients",
+      help: "Connected event-stream clients.",
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

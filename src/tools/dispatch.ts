@@ -1,0 +1,194 @@
+import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
+import type { ToolBinding } from "../config/load.js";
+import { describeErrors } from "../validation.js";
+import { ToolFailure } from "./outcome.js";
+import { readToolResponse } from "./read-result.js";
+import type { ToolResult } from "./result.js";
+
+export interface ToolCallRequest {
+  tenantId: string;
+  sessionId: string;
+  callId: string;
+  name: string;
+  arguments: unknown;
+  /** The binding if the tool is enabled for this session; undefined makes the call `unknown_tool`. */
+  binding: ToolBinding | undefined;
+  /** Fires when the session is interrupted or closed. */
+  signal: AbortSignal;
+  onProgress: (data: unknown) => void;
+  /** Only for bindings with inspect_session. */
+  inspection?: { token: string; brainUrl: string };
+  traceparent?: string;
+}
+
+export interface DispatcherOptions {
+  headersTimeoutMs: number;
+  maxProgressBytes: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+// abort reasons, compared by identity to tell our own aborts apart
+const TIMEOUT = Symbol("timeout");
+const CANCELLED = Symbol("cancelled");
+
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EHOSTDOWN",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_PRX_TLS",
+]);
+
+function hasProxy(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy);
+}
+
+/**
+ * Sends tool calls: one POST per call, never retried, never redirected, over keep-alive pools
+ * (one per origin, inside undici's Agent), through the environment's proxy when one is set.
+ */
+export class ToolDispatcher {
+  readonly #dispatcher: Dispatcher;
+
+  constructor(private readonly options: DispatcherOptions) {
+    const env = options.env ?? process.env;
+    const agentOptions = { keepAliveTimeout: 10_000, connections: null, pipelining: 1 } as const;
+    this.#dispatcher = hasProxy(env)
+      ? new EnvHttpProxyAgent({
+          ...agentOptions,
+          httpProxy: env.HTTP_PROXY ?? env.http_proxy,
+          httpsProxy: env.HTTPS_PROXY ?? env.https_proxy,
+          noProxy: env.NO_PROXY ?? env.no_proxy,
+        })
+      : new Agent(agentOptions);
+  }
+
+  async call(request: ToolCallRequest): Promise<ToolResult> {
+    const { binding } = request;
+    if (!binding) {
+      return new ToolFailure(
+        "unknown_tool",
+        `no tool named "${request.name}" is enabled for this session`,
+      ).toResult();
+    }
+    if (!binding.validateArguments(request.arguments)) {
+      const problems = describeErrors(binding.validateArguments.errors, "arguments").slice(0, 5);
+      return new ToolFailure(
+        "invalid_arguments",
+        `the arguments do not match the tool's input_schema: ${problems.join("; ")}`,
+      ).toResult();
+    }
+    if (request.signal.aborted) return cancelled().toResult();
+
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(TIMEOUT), binding.timeoutMs);
+    const onCancel = () => controller.abort(CANCELLED);
+    request.signal.addEventListener("abort", onCancel, { once: true });
+    try {
+      const response = await this.#dispatcher.request({
+        origin: binding.url.origin,
+        path: binding.url.pathname + binding.url.search,
+        method: "POST",
+        headers: requestHeaders(binding, request.traceparent),
+        body: requestBody(request),
+        signal: controller.signal,
+        headersTimeout: this.options.headersTimeoutMs,
+        // the whole-call timer bounds the body; undici's idle timer would only add a second clock
+        bodyTimeout: 0,
+      });
+      const outcome = await readToolResponse(
+        response,
+        binding,
+        { maxProgressBytes: this.options.maxProgressBytes },
+        request.onProgress,
+      );
+      return outcome instanceof ToolFailure ? outcome.toResult() : outcome;
+    } catch (error) {
+      return classifyError(error, controller.signal.reason, binding).toResult();
+    } finally {
+      clearTimeout(timer);
+      request.signal.removeEventListener("abort", onCancel);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+}
+
+function requestHeaders(binding: ToolBinding, traceparent: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  if (binding.token) headers.authorization = `Bearer ${binding.token.reveal()}`;
+  if (traceparent) headers.traceparent = traceparent;
+  return headers;
+}
+
+function requestBody(request: ToolCallRequest): string {
+  // identity comes from the authenticated session, never from the model's arguments
+  const body: Record<string, unknown> = {
+    tenant_id: request.tenantId,
+    session_id: request.sessionId,
+    call_id: request.callId,
+    arguments: request.arguments,
+  };
+  if (request.inspection) {
+    body.inspection_token = request.inspection.token;
+    body.brain_url = request.inspection.brainUrl;
+  }
+  return JSON.stringify(body);
+}
+
+function cancelled(): ToolFailure {
+  return new ToolFailure("cancelled", "the session was interrupted or closed while the call was out");
+}
+
+/** Map a thrown error to its §6 outcome: our own aborts first, then undici's and the socket's codes. */
+export function classifyError(error: unknown, abortReason: unknown, binding: ToolBinding): ToolFailure {
+  if (abortReason === CANCELLED) return cancelled();
+  if (abortReason === TIMEOUT) {
+    return new ToolFailure(
+      "timeout",
+      `the call did not finish within timeout_seconds (${binding.timeoutMs / 1000} s)`,
+    );
+  }
+  const code = errorCode(error);
+  if (code === "UND_ERR_HEADERS_TIMEOUT") {
+    return new ToolFailure("headers_timeout", "the tool service sent no response headers in time");
+  }
+  if (
+    code &&
+    (UNREACHABLE_CODES.has(code) || /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED)/.test(code))
+  ) {
+    return new ToolFailure("unreachable", `the tool service could not be reached (${code})`);
+  }
+  if (isProxyRefusal(error)) {
+    return new ToolFailure("unreachable", "the proxy refused to carry the request");
+  }
+  return new ToolFailure(
+    "connection_lost",
+    `the connection was lost after the request was sent (${code ?? "closed"})`,
+  );
+}
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current && typeof current === "object"; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && code !== "UND_ERR_SOCKET" && code !== "UND_ERR_ABORTED") return code;
+    if (typeof code === "string" && !(current as { cause?: unknown }).cause) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function isProxyRefusal(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : "";
+  return /proxy/i.test(message);
+}

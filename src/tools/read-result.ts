@@ -1,0 +1,166 @@
+import type { Dispatcher } from "undici";
+import type { ToolBinding } from "../config/load.js";
+import { ToolFailure } from "./outcome.js";
+import { checkResultObject, type ToolResult } from "./result.js";
+import { SseLimitError, SseParser } from "./sse-parser.js";
+
+type ResponseData = Dispatcher.ResponseData;
+
+export interface ReadLimits {
+  maxProgressBytes: number;
+}
+
+/** What to do with a tool's response: judge the status and content type, then read the body bounded. */
+export async function readToolResponse(
+  response: ResponseData,
+  binding: ToolBinding,
+  limits: ReadLimits,
+  onProgress: (data: unknown) => void,
+): Promise<ToolResult | ToolFailure> {
+  const { statusCode, headers, body } = response;
+  if (statusCode !== 200) {
+    const snippet = await readSnippet(body, 512);
+    if (statusCode >= 300 && statusCode < 400) {
+      const location = typeof headers.location === "string" ? ` to ${headers.location}` : "";
+      return new ToolFailure(
+        "redirect",
+        `the tool service answered ${statusCode} (a redirect${location}), which Brain does not follow`,
+      );
+    }
+    if (statusCode >= 400) {
+      return new ToolFailure(
+        "http_status",
+        `the tool service answered ${statusCode}${snippet ? `: ${snippet}` : ""}`,
+        statusCode,
+      );
+    }
+    return new ToolFailure(
+      "invalid_result",
+      `the tool service answered ${statusCode}; a result needs status 200`,
+    );
+  }
+  const contentType = String(headers["content-type"] ?? "")
+    .split(";")[0]
+    ?.trim()
+    .toLowerCase();
+  if (contentType === "application/json") return readJsonResult(body, headers, binding);
+  if (contentType === "text/event-stream") return readSseResult(body, binding, limits, onProgress);
+  body.destroy();
+  return new ToolFailure(
+    "invalid_result",
+    `the tool service answered with content type "${contentType}"; expected application/json or text/event-stream`,
+  );
+}
+
+async function readJsonResult(
+  body: ResponseData["body"],
+  headers: ResponseData["headers"],
+  binding: ToolBinding,
+): Promise<ToolResult | ToolFailure> {
+  const limit = binding.maxOutputBytes;
+  const declared = Number(headers["content-length"]);
+  if (declared > limit) {
+    body.destroy();
+    return tooLarge(limit);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    // stop reading here: past the limit nothing can be valid, and buffering more is what a hostile service wants
+    if (size > limit) {
+      body.destroy();
+      return tooLarge(limit);
+    }
+    chunks.push(chunk);
+  }
+  return parseResult(
+    chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+    binding,
+    "the JSON body",
+  );
+}
+
+async function readSseResult(
+  body: ResponseData["body"],
+  binding: ToolBinding,
+  limits: ReadLimits,
+  onProgress: (data: unknown) => void,
+): Promise<ToolResult | ToolFailure> {
+  const parser = new SseParser((event) =>
+    event === "progress" ? limits.maxProgressBytes : binding.maxOutputBytes,
+  );
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      for (const event of parser.push(chunk)) {
+        if (event.event === "result") {
+          // the result ends the call: whatever the service sends after it is not read
+          body.destroy();
+          return parseResult(event.data, binding, "the result event");
+        }
+        if (event.event !== "progress") {
+          body.destroy();
+          return new ToolFailure(
+            "invalid_result",
+            `the event stream has an unknown event "${event.event.slice(0, 64)}"`,
+          );
+        }
+        let progress: unknown;
+        try {
+          progress = JSON.parse(event.data);
+        } catch {
+          body.destroy();
+          return new ToolFailure("invalid_result", "a progress event's data is not valid JSON");
+        }
+        onProgress(progress);
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof SseLimitError)) throw error;
+    body.destroy();
+    return error.event === "progress"
+      ? new ToolFailure(
+          "output_too_large",
+          `a progress event exceeded the ${error.limit}-byte cap on progress payloads`,
+        )
+      : tooLarge(error.limit);
+  }
+  return new ToolFailure("invalid_result", "the event stream ended without a result event");
+}
+
+function parseResult(text: Buffer | string, binding: ToolBinding, what: string): ToolResult | ToolFailure {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(typeof text === "string" ? text : text.toString("utf8"));
+  } catch {
+    return new ToolFailure("invalid_result", `${what} is not valid JSON`);
+  }
+  const checked = checkResultObject(raw, binding.validateOutput);
+  return "problem" in checked ? new ToolFailure("invalid_result", checked.problem) : checked;
+}
+
+function tooLarge(limit: number): ToolFailure {
+  return new ToolFailure("output_too_large", `the result exceeded max_output_bytes (${limit} bytes)`);
+}
+
+/** The start of an error body, for the model to read; the rest is never read. */
+async function readSnippet(body: ResponseData["body"], max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= max) break;
+    }
+  } catch {
+    // the status already decides the outcome; a broken error body changes nothing
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks)
+    .subarray(0, max)
+    .toString("utf8")
+    .replace(/\p{Cc}+/gu, " ")
+    .trim();
+}

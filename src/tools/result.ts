@@ -1,0 +1,75 @@
+import { type Static, Type } from "@sinclair/typebox";
+import type { ErrorObject } from "ajv";
+import { compile, describeErrors } from "../validation.js";
+
+const strict = { additionalProperties: false } as const;
+
+export const ContentItemSchema = Type.Union([
+  Type.Object({ type: Type.Literal("text"), text: Type.String() }, strict),
+  Type.Object({ type: Type.Literal("image"), data: Type.String(), mime_type: Type.String() }, strict),
+  Type.Object({ type: Type.Literal("audio"), data: Type.String(), mime_type: Type.String() }, strict),
+  Type.Object(
+    {
+      type: Type.Literal("resource_link"),
+      uri: Type.String(),
+      name: Type.Optional(Type.String()),
+      mime_type: Type.Optional(Type.String()),
+      description: Type.Optional(Type.String()),
+    },
+    strict,
+  ),
+]);
+
+/** The result object a tool service sends (DESIGN §6). */
+export const ResultObjectSchema = Type.Object(
+  {
+    content: Type.Optional(Type.Array(ContentItemSchema)),
+    structured_content: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    is_error: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+
+export type ContentItem = Static<typeof ContentItemSchema>;
+export type ResultObject = Static<typeof ResultObjectSchema>;
+
+/** A call's result as recorded in `tool.result`: the service's, or one Brain made for a failure. */
+export interface ToolResult {
+  is_error: boolean;
+  content: ContentItem[];
+  structured_content?: Record<string, unknown>;
+  unknown_outcome?: boolean;
+  error?: { code: string; message: string };
+}
+
+export const validateResultObject = compile<ResultObject>(ResultObjectSchema);
+
+/** Judge a parsed result object against §6 and the binding's output schema. */
+export function checkResultObject(
+  raw: unknown,
+  validateOutput: ((value: unknown) => boolean) | undefined,
+): ToolResult | { problem: string } {
+  if (!validateResultObject(raw)) {
+    return {
+      problem: `the result object is invalid: ${describeErrors(validateResultObject.errors, "result").slice(0, 5).join("; ")}`,
+    };
+  }
+  if (raw.content === undefined && raw.structured_content === undefined) {
+    return { problem: "the result object has neither content nor structured_content" };
+  }
+  const isError = raw.is_error === true;
+  if (!isError && validateOutput) {
+    if (raw.structured_content === undefined) {
+      return { problem: "the tool declares an output_schema but its result has no structured_content" };
+    }
+    if (!validateOutput(raw.structured_content)) {
+      const errors = (validateOutput as { errors?: ErrorObject[] | null }).errors;
+      return {
+        problem: `structured_content does not match output_schema: ${describeErrors(errors, "structured_content").slice(0, 5).join("; ")}`,
+      };
+    }
+  }
+  const result: ToolResult = { is_error: isError, content: raw.content ?? [] };
+  if (raw.structured_content !== undefined) result.structured_content = raw.structured_content;
+  return result;
+}
