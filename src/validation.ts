@@ -35,8 +35,16 @@ export function TaggedUnion<T extends TSchema[]>(tag: string, variants: [...T]):
 
 export type Validator<T> = ValidateFunction<T>;
 
+/** Compiled on first use, so a command that never validates a shape never pays for compiling it. */
 export function compile<T>(schema: TSchema): Validator<T> {
-  return ajv.compile<T>(schema);
+  let compiled: ValidateFunction<T> | undefined;
+  const validate = ((value: unknown) => {
+    compiled ??= ajv.compile<T>(schema);
+    const valid = compiled(value);
+    validate.errors = compiled.errors;
+    return valid;
+  }) as Validator<T>;
+  return validate;
 }
 
 /** "/tools/2/url" → "tools[2].url": the path a person reading the config would write. */

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { startBrain } from "../brain.js";
 import { loadConfigFile } from "../config/load.js";
 import { HostConfigSchema } from "../config/schema.js";
 
@@ -73,6 +72,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
+  // loaded only to serve: -check and the other commands start faster without the server's modules
+  const { startBrain } = await import("../brain.js");
   const brain = await startBrain(config);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

@@ -1,0 +1,378 @@
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BrainApiError } from "../src/client/client.js";
+import { startBrain, type TestBrain } from "./helpers/brain.js";
+import { sendJson, startToolService, type ToolService, textResult } from "./helpers/tool-service.js";
+import { assertGapless, runTurn, storedOnly } from "./helpers/turns.js";
+
+let brain: TestBrain;
+let service: ToolService;
+
+const objectSchema = { type: "object", properties: { text: { type: "string" } } };
+
+beforeAll(async () => {
+  service = await startToolService({ "/echo": (call, res) => sendJson(res, textResult(String((call.body.arguments as { text?: string }).text))) });
+  brain = await startBrain(
+    {
+      tools: [
+        { name: "echo", description: "Echo.", input_schema: objectSchema, url: service.at("/echo"), token_env: "TOOLS_KEY", tenants: ["acme"] },
+        { name: "secret_tool", description: "Globex only.", input_schema: objectSchema, url: service.at("/secret"), tenants: ["globex"] },
+        {
+          name: "shared",
+          description: "Both tenants.",
+          input_schema: objectSchema,
+          output_schema: { type: "object" },
+          url: service.at("/shared"),
+          tenants: ["acme", "globex"],
+        },
+      ],
+      limits: { max_request_bytes: 4096 },
+    },
+    { env: { TOOLS_KEY: "tool-token-abcdef" } },
+  );
+});
+
+afterAll(async () => {
+  await brain?.stop();
+  await service?.close();
+});
+
+async function call(method: string, path: string, options: { key?: string | null; body?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== null) headers.authorization = `Bearer ${options.key ?? brain.keys.acme}`;
+  if (options.body !== undefined) headers["content-type"] ??= "application/json";
+  const response = await request(`${brain.url}${path}`, { method: method as "GET", headers, body: options.body });
+  const text = await response.body.text();
+  return { status: response.statusCode, headers: response.headers, text, json: String(response.headers["content-type"]).startsWith("application/json") ? JSON.parse(text) : undefined };
+}
+
+describe("authentication", () => {
+  it.each([
+    ["no header", null],
+    ["a wrong key", "key-wrong"],
+    ["a near-miss key", "KEY"],
+  ])("refuses %s with 401 and a JSON error", async (_, key) => {
+    const response = await call("GET", "/catalog", { key: key === "KEY" ? `${brain.keys.acme}x` : key });
+    expect(response.status).toBe(401);
+    expect(response.json.error.code).toBe("unauthorized");
+    expect(response.headers["www-authenticate"]).toBe("Bearer");
+  });
+
+  it("refuses a key in another scheme", async () => {
+    const response = await call("GET", "/catalog", { key: null, headers: { authorization: `Basic ${brain.keys.acme}` } });
+    expect(response.status).toBe(401);
+  });
+
+  it("serves /healthz and /openapi.json without a key", async () => {
+    expect((await call("GET", "/healthz", { key: null })).json).toEqual({ status: "ok" });
+    expect((await call("GET", "/openapi.json", { key: null })).status).toBe(200);
+  });
+});
+
+describe("GET /catalog", () => {
+  it("lists the caller's tools only, and never where they run", async () => {
+    const acme = await call("GET", "/catalog");
+    expect(acme.json.tools.map((tool: { name: string }) => tool.name)).toEqual(["echo", "shared"]);
+    expect(acme.json.tools[0]).toEqual({ name: "echo", description: "Echo.", input_schema: objectSchema });
+    expect(acme.json.tools[1].output_schema).toEqual({ type: "object" });
+    const globex = await call("GET", "/catalog", { key: brain.keys.globex });
+    expect(globex.json.tools.map((tool: { name: string }) => tool.name)).toEqual(["secret_tool", "shared"]);
+    for (const response of [acme, globex]) {
+      expect(response.text).not.toContain("url");
+      expect(response.text).not.toContain("token_env");
+      expect(response.text).not.toContain("127.0.0.1");
+      expect(response.text).not.toContain("tool-token-abcdef");
+      expect(response.text).not.toContain('"tenants"');
+    }
+  });
+});
+
+describe("sessions", () => {
+  it("creates a session with defaults filled in", async () => {
+    const response = await call("POST", "/sessions", { body: JSON.stringify({ config: { tools: ["echo"], system: "Be brief." } }) });
+    expect(response.status).toBe(201);
+    expect(response.json).toMatchObject({
+      status: "idle",
+      config: { model: "default", system: "Be brief.", tools: ["echo"], max_steps: 32, metadata: {} },
+    });
+    expect(response.json.id).toMatch(/^ses_/);
+    expect(response.headers.location).toBe(`/sessions/${response.json.id}`);
+    expect(Date.parse(response.json.created_at)).not.toBeNaN();
+    const read = await call("GET", `/sessions/${response.json.id}`);
+    expect(read.json).toEqual(response.json);
+  });
+
+  it("accepts an empty body", async () => {
+    const response = await call("POST", "/sessions", { key: brain.keys.acme });
+    expect(response.status).toBe(201);
+    expect(response.json.config.tools).toEqual([]);
+  });
+
+  it.each([
+    [{ config: { tools: ["nope"] } }, 'config.tools[0]: unknown tool "nope"'],
+    [{ config: { tools: ["echo", "secret_tool"] } }, 'config.tools[1]: unknown tool "secret_tool"'],
+    [{ config: { model: "gpt-9" } }, 'config.model: unknown model "gpt-9"'],
+    [{ config: { max_steps: 500 } }, "config.max_steps: must be at most 32 (limits.max_steps_per_turn)"],
+    [{ config: { tools: "echo" } }, "config.tools: must be array"],
+    [{ config: { tools: ["echo"], colour: 1 } }, "config.colour: unknown field"],
+    [{ configuration: {} }, "configuration: unknown field"],
+    [[], "(root): must be object"],
+  ])("refuses %j with 400 naming the field", async (body, message) => {
+    const before = (await brain.client().listSessions({ limit: 100 })).sessions.length;
+    const response = await call("POST", "/sessions", { body: JSON.stringify(body) });
+    expect(response.status).toBe(400);
+    expect(response.json.error).toEqual({ code: "invalid_request", message });
+    // nothing half-written: no session appeared
+    expect((await brain.client().listSessions({ limit: 100 })).sessions.length).toBe(before);
+  });
+
+  it("refuses malformed JSON, a wrong content type, and an oversized body", async () => {
+    const malformed = await call("POST", "/sessions", { body: '{"config": ' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.json.error.message).toMatch(/not valid JSON/);
+    const wrongType = await call("POST", "/sessions", { body: "{}", headers: { "content-type": "text/plain" } });
+    expect(wrongType.status).toBe(415);
+    const big = await call("POST", "/sessions", { body: JSON.stringify({ config: { system: "x".repeat(5000) } }) });
+    expect(big.status).toBe(413);
+    expect(big.json.error.code).toBe("payload_too_large");
+  });
+
+  it("lists newest first with cursor paging, and only the caller's", async () => {
+    const client = brain.client("globex");
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await client.createSession()).id);
+    const first = await client.listSessions({ limit: 2 });
+    expect(first.sessions.map((s) => s.id)).toEqual([ids[4], ids[3]]);
+    const second = await client.listSessions({ limit: 2, cursor: first.next_cursor ?? "" });
+    expect(second.sessions.map((s) => s.id)).toEqual([ids[2], ids[1]]);
+    const third = await client.listSessions({ limit: 2, cursor: second.next_cursor ?? "" });
+    expect(third.sessions.map((s) => s.id)).toEqual([ids[0]]);
+    expect(third.next_cursor).toBeNull();
+    const acmeIds = (await brain.client("acme").listSessions({ limit: 100 })).sessions.map((s) => s.id);
+    for (const id of ids) expect(acmeIds).not.toContain(id);
+    expect((await call("GET", "/sessions?limit=0")).status).toBe(400);
+  });
+});
+
+describe("another tenant's session", () => {
+  it("is a 404 on every route, and its events stay untouched", async () => {
+    const own = await brain.client("acme").createSession({ tools: ["echo"] });
+    const other = brain.keys.globex;
+    const attempts = [
+      call("GET", `/sessions/${own.id}`, { key: other }),
+      call("GET", `/sessions/${own.id}/events`, { key: other }),
+      call("GET", `/sessions/${own.id}/events`, { key: other, headers: { accept: "text/event-stream" } }),
+      call("POST", `/sessions/${own.id}/messages`, { key: other, body: JSON.stringify({ content: "hi" }) }),
+      call("POST", `/sessions/${own.id}/interrupt`, { key: other }),
+      call("DELETE", `/sessions/${own.id}`, { key: other }),
+    ];
+    for (const response of await Promise.all(attempts)) {
+      expect(response.status).toBe(404);
+      expect(response.json.error.code).toBe("not_found");
+    }
+    const events = await brain.client("acme").events(own.id);
+    expect(events.map((e) => e.type)).toEqual(["session.created"]);
+  });
+
+  it("looks exactly like a session that does not exist", async () => {
+    const own = await brain.client("acme").createSession();
+    const theirs = await call("GET", `/sessions/${own.id}`, { key: brain.keys.globex });
+    const missing = await call("GET", "/sessions/ses_doesnotexist", { key: brain.keys.globex });
+    expect(theirs.status).toBe(missing.status);
+    expect(Object.keys(theirs.json.error)).toEqual(Object.keys(missing.json.error));
+  });
+});
+
+describe("messages and turns", () => {
+  it("runs a turn that calls a tool and records every event with gapless seq", async () => {
+    const client = brain.client();
+    const session = await client.createSession({
+      tools: ["echo"],
+      script: [{ tool_calls: [{ name: "echo", arguments: { text: "{{message}}" } }] }, { text: "done: {{result}}" }],
+    });
+    const events = await runTurn(client, session.id, "ping");
+    expect(events.map((e) => e.type)).toEqual([
+      "message.user",
+      "turn.started",
+      "message.assistant",
+      "tool.call",
+      "tool.result",
+      "model.delta",
+      "message.assistant",
+      "turn.completed",
+    ]);
+    const stored = await client.events(session.id);
+    assertGapless(stored);
+    expect(stored).toEqual([expect.objectContaining({ type: "session.created" }), ...storedOnly(events)]);
+    expect(stored.find((e) => e.type === "tool.result")?.data).toMatchObject({ is_error: false, content: [{ type: "text", text: "ping" }] });
+  });
+
+  it("answers 202, then 409 while the turn runs, then 202 again", async () => {
+    const client = brain.client();
+    const session = await client.createSession({ script: [{ text: "slow", delay_ms: 300 }, { text: "again" }] });
+    const first = await call("POST", `/sessions/${session.id}/messages`, { body: JSON.stringify({ content: "one" }) });
+    expect(first.status).toBe(202);
+    expect(first.json.seq).toBe(2);
+    const busy = await call("POST", `/sessions/${session.id}/messages`, { body: JSON.stringify({ content: "two" }) });
+    expect(busy.status).toBe(409);
+    expect(busy.json.error.code).toBe("session_busy");
+    const deadline = Date.now() + 5000;
+    while ((await client.getSession(session.id)).status !== "idle" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect((await call("POST", `/sessions/${session.id}/messages`, { body: JSON.stringify({ content: "three" }) })).status).toBe(202);
+  });
+
+  it.each([
+    ["{}", "content: is required"],
+    ['{"content": ""}', "content: must not be empty"],
+    ['{"content": 5}', "content: must be string"],
+    ['{"content": "hi", "role": "system"}', "role: unknown field"],
+  ])("refuses the message %s with 400 and stores nothing", async (body, message) => {
+    const client = brain.client();
+    const session = await client.createSession();
+    const response = await call("POST", `/sessions/${session.id}/messages`, { body });
+    expect(response.status).toBe(400);
+    expect(response.json.error.message).toBe(message);
+    expect((await client.events(session.id)).map((e) => e.type)).toEqual(["session.created"]);
+    expect((await client.getSession(session.id)).status).toBe("idle");
+  });
+
+  it("interrupts a running turn, and answers 409 when none runs", async () => {
+    const client = brain.client();
+    const session = await client.createSession({ script: [{ text: "never", delay_ms: 10_000 }] });
+    expect((await call("POST", `/sessions/${session.id}/interrupt`)).json.error.code).toBe("no_turn_running");
+    await client.sendMessage(session.id, "go");
+    const interrupted = await call("POST", `/sessions/${session.id}/interrupt`);
+    expect(interrupted.status).toBe(200);
+    expect(interrupted.json.status).toBe("idle");
+    const types = (await client.events(session.id)).map((e) => e.type);
+    expect(types).toEqual(["session.created", "message.user", "turn.started", "turn.interrupted"]);
+  });
+
+  it("closes a session: interrupts, records session.closed, then refuses writes with 409", async () => {
+    const client = brain.client();
+    const session = await client.createSession({ script: [{ text: "never", delay_ms: 10_000 }] });
+    await client.sendMessage(session.id, "go");
+    const closed = await call("DELETE", `/sessions/${session.id}`);
+    expect(closed.status).toBe(200);
+    expect(closed.json.status).toBe("closed");
+    expect((await client.events(session.id)).map((e) => e.type).slice(-2)).toEqual(["turn.interrupted", "session.closed"]);
+    const late = await call("POST", `/sessions/${session.id}/messages`, { body: JSON.stringify({ content: "hello?" }) });
+    expect(late.status).toBe(409);
+    expect(late.json.error.code).toBe("session_closed");
+    expect((await call("DELETE", `/sessions/${session.id}`)).status).toBe(409);
+    expect((await call("POST", `/sessions/${session.id}/interrupt`)).json.error.code).toBe("session_closed");
+  });
+});
+
+describe("GET /sessions/{id}/events", () => {
+  it("returns events after a seq as JSON, bounded by limit", async () => {
+    const client = brain.client();
+    const session = await client.createSession();
+    await runTurn(client, session.id, "hi");
+    const all = await client.events(session.id);
+    expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect((await client.events(session.id, { after: 3 })).map((e) => e.seq)).toEqual([4, 5]);
+    expect((await client.events(session.id, { after: 1, limit: 2 })).map((e) => e.seq)).toEqual([2, 3]);
+    expect((await call("GET", `/sessions/${session.id}/events?after=-1`)).status).toBe(400);
+    expect((await call("GET", `/sessions/${session.id}/events?after=abc`)).status).toBe(400);
+  });
+
+  it("streams history then live events over SSE, and resumes with Last-Event-ID or ?after=", async () => {
+    const client = brain.client();
+    const session = await client.createSession();
+    await runTurn(client, session.id, "first");
+    const response = await request(`${brain.url}/sessions/${session.id}/events?after=2`, {
+      headers: { authorization: `Bearer ${brain.keys.acme}`, accept: "text/event-stream", "last-event-id": "3" },
+    });
+    expect(response.headers["content-type"]).toMatch(/^text\/event-stream/);
+    let text = "";
+    for await (const chunk of response.body) {
+      text += chunk;
+      if (text.includes("event: turn.completed")) break;
+    }
+    // Last-Event-ID (3) wins over ?after=2: the stream starts at seq 4
+    expect(text.startsWith("id: 4\nevent: message.assistant\ndata: ")).toBe(true);
+    const frames = text.trim().split("\n\n");
+    expect(frames.map((frame) => frame.split("\n")[0])).toEqual(["id: 4", "id: 5"]);
+    const parsed = JSON.parse(frames[1]?.split("\n")[2]?.slice(6) ?? "");
+    expect(parsed).toMatchObject({ seq: 5, type: "turn.completed", data: { stop_reason: "end_turn" } });
+
+    const resumed: string[] = [];
+    const controller = new AbortController();
+    const live = (async () => {
+      for await (const event of client.streamEvents(session.id, { after: 5, signal: controller.signal })) {
+        resumed.push(event.type);
+        if (event.type === "turn.completed") controller.abort();
+      }
+    })();
+    await client.sendMessage(session.id, "second");
+    await live;
+    expect(resumed).toEqual(["message.user", "turn.started", "model.delta", "message.assistant", "turn.completed"]);
+  });
+
+  it("ends the stream after session.closed", async () => {
+    const client = brain.client();
+    const session = await client.createSession();
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const event of client.streamEvents(session.id)) seen.push(event.type);
+    })();
+    await client.close(session.id);
+    await reading;
+    expect(seen).toEqual(["session.created", "session.closed"]);
+  });
+});
+
+describe("routes", () => {
+  it("answers unknown paths with 404 and wrong methods with 405", async () => {
+    expect((await call("GET", "/nope")).status).toBe(404);
+    const wrong = await call("PUT", "/sessions");
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.allow).toBe("POST, GET");
+  });
+
+  it("describes exactly the real routes in /openapi.json", async () => {
+    const doc = (await call("GET", "/openapi.json", { key: null })).json;
+    expect(doc.openapi).toBe("3.1.0");
+    const described = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+    expect(described).toEqual(
+      [
+        "GET /healthz",
+        "GET /metrics",
+        "GET /openapi.json",
+        "GET /catalog",
+        "POST /sessions",
+        "GET /sessions",
+        "GET /sessions/{id}",
+        "POST /sessions/{id}/messages",
+        "GET /sessions/{id}/events",
+        "POST /sessions/{id}/interrupt",
+        "DELETE /sessions/{id}",
+      ].sort(),
+    );
+    // every described route answers something other than "no route"
+    for (const entry of described) {
+      const [method, path] = entry.split(" ") as [string, string];
+      const response = await call(method, path.replace("{id}", "ses_missing"), { body: method === "POST" ? "{}" : undefined });
+      expect(response.json?.error?.message ?? "", entry).not.toMatch(/^no route/);
+    }
+  });
+
+  it("exposes Prometheus metrics without ids or keys", async () => {
+    const text = (await call("GET", "/metrics", { key: null })).text;
+    expect(text).toContain("brain_http_requests_total");
+    expect(text).toContain('route="/sessions/{id}/events"');
+    expect(text).not.toContain(brain.keys.acme);
+    expect(text).not.toMatch(/ses_[0-9a-z]{26}/);
+  });
+});
+
+describe("the client", () => {
+  it("turns API errors into BrainApiError with the stable code", async () => {
+    const error = await brain.client("globex").getSession("ses_missing").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BrainApiError);
+    expect(error).toMatchObject({ status: 404, code: "not_found" });
+  });
+});

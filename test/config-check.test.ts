@@ -1,0 +1,217 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { describe, expect, it } from "vitest";
+import { ROOT, runBrain } from "./helpers/cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "brain-check-"));
+const ENV = { BRAIN_API_KEY: "k1", BRAIN_TOOLS_KEY: "t1" };
+
+const echoBinding = () => ({
+  name: "echo",
+  description: "Echo text.",
+  input_schema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  url: "http://127.0.0.1:8081/tools/echo",
+  token_env: "BRAIN_TOOLS_KEY",
+  tenants: ["local"],
+});
+
+const baseConfig = () => ({
+  tenants: [{ id: "local", api_key_env: "BRAIN_API_KEY" }],
+  models: [{ name: "default", provider: "scripted" }],
+  tools: [echoBinding()],
+});
+
+let counter = 0;
+function check(config: unknown, env: Record<string, string> = ENV) {
+  const path = join(dir, `config-${counter++}.json`);
+  writeFileSync(path, typeof config === "string" ? config : JSON.stringify(config));
+  return runBrain(["-config", path, "-check"], env);
+}
+
+function withTool(patch: Record<string, unknown>) {
+  const config = baseConfig();
+  config.tools = [{ ...echoBinding(), ...patch }];
+  return config;
+}
+
+/** Every problem is on its own line of stderr, starting with its JSON path. */
+function problems(result: { stderr: string }): string[] {
+  return result.stderr.trim().split("\n").slice(0, -1);
+}
+
+describe("brain -check", () => {
+  it("accepts a valid config with exit 0, with single and double dashes", () => {
+    expect(check(baseConfig())).toMatchObject({ code: 0 });
+    const path = join(dir, "valid.json");
+    writeFileSync(path, JSON.stringify(baseConfig()));
+    const result = runBrain(["--config", path, "--check"], ENV);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("valid (1 tenants, 1 models, 1 tools)");
+  });
+
+  it("validates the shipped example config", () => {
+    const result = runBrain(["-config", "examples/brain.json", "-check"], ENV);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+  });
+
+  it("reports an unreadable file and invalid JSON", () => {
+    const missing = runBrain(["-config", join(dir, "nope.json"), "-check"], ENV);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain("cannot read");
+    const broken = check("{ not json");
+    expect(broken.code).not.toBe(0);
+    expect(problems(broken)[0]).toMatch(/^\(root\): not valid JSON/);
+  });
+
+  it("rejects unknown fields anywhere", () => {
+    const config = { ...baseConfig(), colour: "blue" } as Record<string, unknown>;
+    (config.tenants as Record<string, unknown>[])[0] = { id: "local", api_key_env: "BRAIN_API_KEY", role: "x" };
+    const result = check({ ...config, tools: [{ ...echoBinding(), retries: 3 }] });
+    expect(result.code).not.toBe(0);
+    expect(problems(result)).toEqual(
+      expect.arrayContaining(["colour: unknown field", "tenants[0].role: unknown field", "tools[0].retries: unknown field"]),
+    );
+  });
+
+  it("rejects duplicate tool names", () => {
+    const config = baseConfig();
+    config.tools = [echoBinding(), echoBinding()];
+    const result = check(config);
+    expect(result.code).not.toBe(0);
+    expect(problems(result)).toContain('tools[1].name: duplicate tool name "echo"');
+  });
+
+  it("rejects bad tool names", () => {
+    const result = check(withTool({ name: "echo tool!" }));
+    expect(result.code).not.toBe(0);
+    expect(problems(result)[0]).toMatch(/^tools\[0\]\.name: must match pattern/);
+  });
+
+  it.each([
+    ["ftp://127.0.0.1/echo", "tools[0].url: must be an absolute http or https URL"],
+    ["/tools/echo", "tools[0].url: must be an absolute http or https URL"],
+    ["http://user:pw@127.0.0.1/echo", "tools[0].url: must not contain user info; put credentials in token_env"],
+    ["http://127.0.0.1/echo#part", "tools[0].url: must not contain a fragment"],
+  ])("rejects the tool URL %s", (url, expected) => {
+    const result = check(withTool({ url }));
+    expect(result.code).not.toBe(0);
+    expect(problems(result)).toEqual([expected]);
+  });
+
+  it("rejects an input_schema whose root is not an object schema", () => {
+    const result = check(withTool({ input_schema: { type: "string" } }));
+    expect(problems(result)).toEqual(['tools[0].input_schema: the root must be an object schema ("type": "object")']);
+  });
+
+  it("rejects an input_schema or output_schema that does not compile", () => {
+    const result = check(
+      withTool({
+        input_schema: { type: "object", properties: { a: { type: "banana" } } },
+        output_schema: { type: "object", required: "text" },
+      }),
+    );
+    const lines = problems(result);
+    expect(result.code).not.toBe(0);
+    expect(lines[0]).toMatch(/^tools\[0\]\.input_schema: does not compile/);
+    expect(lines[1]).toMatch(/^tools\[0\]\.output_schema: does not compile/);
+  });
+
+  it("accepts draft-07 schemas as well as 2020-12", () => {
+    const result = check(
+      withTool({
+        input_schema: {
+          $schema: "http://json-schema.org/draft-07/schema#",
+          type: "object",
+          properties: { items: { type: "array", items: [{ type: "string" }], additionalItems: false } },
+        },
+      }),
+    );
+    expect(result.stderr).toBe("");
+  });
+
+  it("rejects a token_env or api_key_env whose variable is unset or empty", () => {
+    const unset = check(baseConfig(), { BRAIN_API_KEY: "k1" });
+    expect(problems(unset)).toEqual(["tools[0].token_env: environment variable BRAIN_TOOLS_KEY is not set"]);
+    const empty = check(baseConfig(), { BRAIN_API_KEY: "", BRAIN_TOOLS_KEY: "t" });
+    expect(problems(empty)).toEqual(["tenants[0].api_key_env: environment variable BRAIN_API_KEY is empty"]);
+    const model = baseConfig() as Record<string, unknown>;
+    model.models = [{ name: "default", provider: "anthropic", model: "claude-sonnet-4-5", api_key_env: "ANTHROPIC_API_KEY" }];
+    expect(problems(check(model))).toEqual(["models[0].api_key_env: environment variable ANTHROPIC_API_KEY is not set"]);
+  });
+
+  it("rejects a binding naming an undeclared tenant", () => {
+    const result = check(withTool({ tenants: ["local", "ghost"] }));
+    expect(problems(result)).toEqual(['tools[0].tenants[1]: tenant "ghost" is not declared in tenants']);
+  });
+
+  it.each([
+    [{ timeout_seconds: 0 }, "tools[0].timeout_seconds: must be > 0"],
+    [{ timeout_seconds: 100_000 }, "tools[0].timeout_seconds: must be <= 86400"],
+    [{ max_output_bytes: 0 }, "tools[0].max_output_bytes: must be >= 1"],
+    [{ max_output_bytes: 2.5 }, "tools[0].max_output_bytes: must be integer"],
+  ])("rejects out-of-range binding limits %j", (patch, expected) => {
+    expect(problems(check(withTool(patch)))).toEqual([expected]);
+  });
+
+  it.each([
+    [{ tool_headers_timeout_seconds: 0 }, "limits.tool_headers_timeout_seconds: must be > 0"],
+    [{ max_steps_per_turn: 5000 }, "limits.max_steps_per_turn: must be <= 1000"],
+    [{ max_request_bytes: 10 }, "limits.max_request_bytes: must be >= 1024"],
+  ])("rejects out-of-range limits %j", (limits, expected) => {
+    expect(problems(check({ ...baseConfig(), limits }))).toEqual([expected]);
+  });
+
+  it("accepts fractional time limits, so tests can run fast", () => {
+    expect(check({ ...withTool({ timeout_seconds: 0.25 }), limits: { tool_headers_timeout_seconds: 0.05 } }).code).toBe(0);
+  });
+
+  it("reports every problem, not just the first", () => {
+    const config = { ...baseConfig(), limits: { max_steps_per_turn: 0 } };
+    config.tools = [{ ...echoBinding(), url: "nope", tenants: ["ghost"] }];
+    const semantic = check(withTool({ url: "nope", tenants: ["ghost"] }));
+    expect(problems(semantic)).toHaveLength(2);
+    const structural = check({ ...baseConfig(), listen: 5, limits: { max_steps_per_turn: 0 }, models: [{ name: "m", provider: "nope" }] });
+    expect(problems(structural)).toEqual([
+      "listen: must be string",
+      'models[0].provider: must be one of "anthropic", "openai", "scripted"',
+      "limits.max_steps_per_turn: must be >= 1",
+    ]);
+  });
+
+  it("refuses to start on an invalid config, with the same messages", () => {
+    const path = join(dir, "bad-start.json");
+    writeFileSync(path, JSON.stringify(withTool({ url: "ftp://x" })));
+    const result = runBrain(["-config", path], ENV);
+    expect(result.code).not.toBe(0);
+    expect(problems(result)).toEqual(["tools[0].url: must be an absolute http or https URL"]);
+    expect(result.stderr).toContain("Brain did not start");
+  });
+
+  it("prints help and rejects unknown flags", () => {
+    expect(runBrain(["--help"]).stdout).toContain("brain -config FILE -check");
+    const bad = runBrain(["-bogus"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("Unknown option");
+  });
+});
+
+describe("the published config schema", () => {
+  const published = JSON.parse(readFileSync(join(ROOT, "schema/brain.schema.json"), "utf8"));
+
+  it("is the schema Brain validates with", () => {
+    expect(JSON.parse(runBrain(["schema"]).stdout)).toEqual(published);
+  });
+
+  it("validates the example configs, and rejects a broken one", () => {
+    const ajv = new Ajv2020({ strict: false, discriminator: true });
+    const validate = ajv.compile(published);
+    for (const file of ["examples/brain.json"]) {
+      const config = JSON.parse(readFileSync(join(ROOT, file), "utf8"));
+      expect(validate(config), `${file}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+    expect(validate({ tenants: [], models: [], tools: [{ name: "x" }] })).toBe(false);
+  });
+});

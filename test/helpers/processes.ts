@@ -1,0 +1,67 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { ROOT } from "./cli.js";
+
+export interface StartedProcess {
+  child: ChildProcess;
+  /** Every stdout and stderr line so far. */
+  output: string[];
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+/**
+ * Spawn `node args…` and resolve once a stdout line satisfies `ready`, with what it returned.
+ * Fails if the process exits first or nothing is ready in `timeoutMs`.
+ */
+export function startProcess<T>(
+  args: string[],
+  env: Record<string, string>,
+  ready: (line: string) => T | undefined,
+  timeoutMs = 10_000,
+): Promise<StartedProcess & { ready: T }> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const output: string[] = [];
+  const stop = (signal: NodeJS.Signals = "SIGTERM") =>
+    new Promise<number | null>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+      child.once("exit", (code) => resolve(code));
+      child.kill(signal);
+    });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`not ready in ${timeoutMs} ms:\n${output.join("\n")}`));
+    }, timeoutMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before it was ready:\n${output.join("\n")}`));
+    });
+    createInterface({ input: child.stderr as NodeJS.ReadableStream }).on("line", (line) => output.push(line));
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
+      output.push(line);
+      const value = ready(line);
+      if (value !== undefined) {
+        clearTimeout(timer);
+        child.removeAllListeners("exit");
+        resolve({ child, output, stop, ready: value });
+      }
+    });
+  });
+}
+
+/** The example echo service of examples/tools, on a free port. */
+export function startEchoService(token: string) {
+  return startProcess(["examples/tools/server.mjs"], { BRAIN_TOOLS_KEY: token, PORT: "0" }, (line) =>
+    line.match(/listening on (\S+)/)?.[1],
+  );
+}
+
+/** Brain's `listening` log line carries its URL. */
+export function brainUrlFromLog(line: string): string | undefined {
+  try {
+    const entry = JSON.parse(line) as { msg?: string; url?: string };
+    return entry.msg === "brain listening" ? entry.url : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,67 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+export interface ReceivedCall {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, unknown>;
+  /** Resolves when Brain closes the connection before the response ended. */
+  closed: Promise<void>;
+}
+
+export type ToolRoute = (call: ReceivedCall, res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
+
+export interface ToolService {
+  url: string;
+  /** The binding URL of a route. */
+  at: (path: string) => string;
+  calls: ReceivedCall[];
+  close: () => Promise<void>;
+}
+
+/** A real HTTP tool service on an ephemeral loopback port; each route answers as the test says. */
+export async function startToolService(routes: Record<string, ToolRoute>): Promise<ToolService> {
+  const calls: ReceivedCall[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    const path = (req.url ?? "/").split("?")[0] as string;
+    const call: ReceivedCall = {
+      path,
+      headers: req.headers,
+      body: text ? JSON.parse(text) : {},
+      closed: new Promise((resolve) => res.once("close", () => (res.writableFinished ? undefined : resolve()))),
+    };
+    calls.push(call);
+    const route = routes[path];
+    if (!route) {
+      res.writeHead(404).end();
+      return;
+    }
+    await route(call, res, req);
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    at: (path) => `${url}${path}`,
+    calls,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export function sendJson(res: ServerResponse, value: unknown, status = 200): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(value));
+}
+
+export const textResult = (text: string) => ({ content: [{ type: "text", text }] });

@@ -1,0 +1,53 @@
+import type { BrainClient, SessionEvent, StoredEvent } from "../../src/client/client.js";
+
+const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
+
+/**
+ * Send a message and collect every event, live ones included, until the turn ends. The stream is
+ * opened before the message is sent, so nothing is missed.
+ */
+export async function runTurn(client: BrainClient, sessionId: string, content: string, timeoutMs = 10_000): Promise<SessionEvent[]> {
+  const stored = await client.events(sessionId);
+  const after = stored.at(-1)?.seq ?? 0;
+  const signal = AbortSignal.timeout(timeoutMs);
+  const events: SessionEvent[] = [];
+  const stream = client.streamEvents(sessionId, { after, signal });
+  const first = stream.next();
+  await client.sendMessage(sessionId, content);
+  let next = await first;
+  while (!next.done) {
+    events.push(next.value);
+    if (TURN_ENDS.has(next.value.type)) {
+      await stream.return(undefined);
+      return events;
+    }
+    next = await stream.next();
+  }
+  throw new Error(`the turn did not end within ${timeoutMs} ms; events: ${events.map((e) => e.type).join(", ")}`);
+}
+
+export function storedOnly(events: readonly SessionEvent[]): StoredEvent[] {
+  return events.filter((event): event is StoredEvent => "seq" in event);
+}
+
+/** Poll until `predicate` holds for the stored events, or fail after `timeoutMs`. */
+export async function waitForEvents(
+  client: BrainClient,
+  sessionId: string,
+  predicate: (events: StoredEvent[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<StoredEvent[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const events = await client.events(sessionId);
+    if (predicate(events)) return events;
+    if (Date.now() > deadline) throw new Error(`condition not met; events: ${events.map((e) => e.type).join(", ")}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export function assertGapless(events: readonly StoredEvent[]): void {
+  events.forEach((event, i) => {
+    if (event.seq !== i + 1) throw new Error(`seq gap: event ${i} has seq ${event.seq}`);
+  });
+}

@@ -1,0 +1,105 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BrainClient } from "../src/client/client.js";
+import { startBrain, type TestBrain } from "./helpers/brain.js";
+import { BRAIN_BIN } from "./helpers/cli.js";
+import { brainUrlFromLog, startProcess } from "./helpers/processes.js";
+import { startToolService, type ToolService } from "./helpers/tool-service.js";
+import { assertGapless, runTurn, storedOnly, waitForEvents } from "./helpers/turns.js";
+
+let service: ToolService;
+
+beforeAll(async () => {
+  service = await startToolService({
+    // never answers: the call is out when Brain dies
+    "/hang": () => {},
+  });
+});
+afterAll(async () => {
+  await service?.close();
+});
+
+describe("the SQLite event log", () => {
+  let brain: TestBrain;
+  afterAll(async () => brain?.stop());
+
+  it("keeps every event and session across a restart on the same file", async () => {
+    brain = await startBrain();
+    const client = brain.client();
+    const session = await client.createSession({ metadata: { owner: "test" } });
+    const live = await runTurn(client, session.id, "before restart");
+    const before = await client.events(session.id);
+    expect(before).toEqual([expect.objectContaining({ seq: 1 }), ...storedOnly(live)]);
+    // model.delta is live only: seen on the stream, never stored
+    expect(live.some((e) => e.type === "model.delta")).toBe(true);
+    expect(before.some((e) => (e.type as string) === "model.delta")).toBe(false);
+
+    await brain.restart();
+    const after = brain.client();
+    expect(await after.events(session.id)).toEqual(before);
+    expect(await after.getSession(session.id)).toEqual(await client.getSession(session.id).catch(() => after.getSession(session.id)));
+    await runTurn(after, session.id, "after restart");
+    const all = await after.events(session.id);
+    assertGapless(all);
+    expect(all.length).toBe(before.length + 4);
+  });
+
+  it("is a WAL-mode SQLite file", () => {
+    const db = new Database(brain.dbPath, { readonly: true });
+    try {
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("a Brain killed with SIGKILL during a tool call", () => {
+  it("answers the unanswered call with brain_restarted on restart, fails the turn, and takes messages again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-crash-"));
+    const env = { KEY_ACME: "crash-key-acme-123456" };
+    const config = {
+      listen: "127.0.0.1:0",
+      store: { kind: "sqlite", path: join(dir, "brain.db") },
+      tenants: [{ id: "acme", api_key_env: "KEY_ACME" }],
+      models: [{ name: "default", provider: "scripted" }],
+      tools: [{ name: "hang", description: "Never answers.", input_schema: { type: "object" }, url: service.at("/hang"), tenants: ["acme"] }],
+    };
+    const configPath = join(dir, "brain.json");
+    writeFileSync(configPath, JSON.stringify(config));
+    const script = [{ tool_calls: [{ name: "hang", arguments: {} }, { name: "hang", arguments: { n: 2 } }] }, { text: "unreachable" }];
+
+    const first = await startProcess([BRAIN_BIN, "-config", configPath], env, brainUrlFromLog);
+    let client = new BrainClient(first.ready, env.KEY_ACME);
+    const session = await client.createSession({ tools: ["hang"], script });
+    await client.sendMessage(session.id, "go");
+    await waitForEvents(client, session.id, (events) => events.filter((e) => e.type === "tool.call").length === 2);
+    const callsOut = service.calls.length;
+    await first.stop("SIGKILL");
+
+    const second = await startProcess([BRAIN_BIN, "-config", configPath], env, brainUrlFromLog);
+    try {
+      client = new BrainClient(second.ready, env.KEY_ACME);
+      const events = await client.events(session.id);
+      assertGapless(events);
+      const calls = events.filter((e) => e.type === "tool.call");
+      const results = events.filter((e) => e.type === "tool.result");
+      expect(results.map((e) => e.data.call_id).sort()).toEqual(calls.map((e) => e.data.call_id).sort());
+      for (const result of results) {
+        expect(result.data).toMatchObject({ is_error: true, unknown_outcome: true, error: { code: "brain_restarted" } });
+      }
+      expect(events.at(-1)).toMatchObject({ type: "turn.failed", data: { error: { code: "brain_restarted" } } });
+      // no call was sent again on restart
+      expect(service.calls.length).toBe(callsOut);
+      expect((await client.getSession(session.id)).status).toBe("idle");
+      await client.sendMessage(session.id, "again");
+      const next = await waitForEvents(client, session.id, (all) => all.at(-1)?.type === "turn.completed");
+      expect(next.at(-2)).toMatchObject({ type: "message.assistant", data: { text: "unreachable" } });
+    } finally {
+      await second.stop("SIGKILL");
+    }
+  });
+});
