@@ -11,12 +11,28 @@ let service: ToolService;
 const objectSchema = { type: "object", properties: { text: { type: "string" } } };
 
 beforeAll(async () => {
-  service = await startToolService({ "/echo": (call, res) => sendJson(res, textResult(String((call.body.arguments as { text?: string }).text))) });
+  service = await startToolService({
+    "/echo": (call, res) =>
+      sendJson(res, textResult(String((call.body.arguments as { text?: string }).text))),
+  });
   brain = await startBrain(
     {
       tools: [
-        { name: "echo", description: "Echo.", input_schema: objectSchema, url: service.at("/echo"), token_env: "TOOLS_KEY", tenants: ["acme"] },
-        { name: "secret_tool", description: "Globex only.", input_schema: objectSchema, url: service.at("/secret"), tenants: ["globex"] },
+        {
+          name: "echo",
+          description: "Echo.",
+          input_schema: objectSchema,
+          url: service.at("/echo"),
+          token_env: "TOOLS_KEY",
+          tenants: ["acme"],
+        },
+        {
+          name: "secret_tool",
+          description: "Globex only.",
+          input_schema: objectSchema,
+          url: service.at("/secret"),
+          tenants: ["globex"],
+        },
         {
           name: "shared",
           description: "Both tenants.",
@@ -37,13 +53,28 @@ afterAll(async () => {
   await service?.close();
 });
 
-async function call(method: string, path: string, options: { key?: string | null; body?: string; headers?: Record<string, string> } = {}) {
+async function call(
+  method: string,
+  path: string,
+  options: { key?: string | null; body?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== null) headers.authorization = `Bearer ${options.key ?? brain.keys.acme}`;
   if (options.body !== undefined) headers["content-type"] ??= "application/json";
-  const response = await request(`${brain.url}${path}`, { method: method as "GET", headers, body: options.body });
+  const response = await request(`${brain.url}${path}`, {
+    method: method as "GET",
+    headers,
+    body: options.body,
+  });
   const text = await response.body.text();
-  return { status: response.statusCode, headers: response.headers, text, json: String(response.headers["content-type"]).startsWith("application/json") ? JSON.parse(text) : undefined };
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    text,
+    json: String(response.headers["content-type"]).startsWith("application/json")
+      ? JSON.parse(text)
+      : undefined,
+  };
 }
 
 describe("authentication", () => {
@@ -59,7 +90,10 @@ describe("authentication", () => {
   });
 
   it("refuses a key in another scheme", async () => {
-    const response = await call("GET", "/catalog", { key: null, headers: { authorization: `Basic ${brain.keys.acme}` } });
+    const response = await call("GET", "/catalog", {
+      key: null,
+      headers: { authorization: `Basic ${brain.keys.acme}` },
+    });
     expect(response.status).toBe(401);
   });
 
@@ -89,7 +123,9 @@ describe("GET /catalog", () => {
 
 describe("sessions", () => {
   it("creates a session with defaults filled in", async () => {
-    const response = await call("POST", "/sessions", { body: JSON.stringify({ config: { tools: ["echo"], system: "Be brief." } }) });
+    const response = await call("POST", "/sessions", {
+      body: JSON.stringify({ config: { tools: ["echo"], system: "Be brief." } }),
+    });
     expect(response.status).toBe(201);
     expect(response.json).toMatchObject({
       status: "idle",
@@ -130,9 +166,14 @@ describe("sessions", () => {
     const malformed = await call("POST", "/sessions", { body: '{"config": ' });
     expect(malformed.status).toBe(400);
     expect(malformed.json.error.message).toMatch(/not valid JSON/);
-    const wrongType = await call("POST", "/sessions", { body: "{}", headers: { "content-type": "text/plain" } });
+    const wrongType = await call("POST", "/sessions", {
+      body: "{}",
+      headers: { "content-type": "text/plain" },
+    });
     expect(wrongType.status).toBe(415);
-    const big = await call("POST", "/sessions", { body: JSON.stringify({ config: { system: "x".repeat(5000) } }) });
+    const big = await call("POST", "/sessions", {
+      body: JSON.stringify({ config: { system: "x".repeat(5000) } }),
+    });
     expect(big.status).toBe(413);
     expect(big.json.error.code).toBe("payload_too_large");
   });
@@ -188,7 +229,10 @@ describe("messages and turns", () => {
     const client = brain.client();
     const session = await client.createSession({
       tools: ["echo"],
-      script: [{ tool_calls: [{ name: "echo", arguments: { text: "{{message}}" } }] }, { text: "done: {{result}}" }],
+      script: [
+        { tool_calls: [{ name: "echo", arguments: { text: "{{message}}" } }] },
+        { text: "done: {{result}}" },
+      ],
     });
     const events = await runTurn(client, session.id, "ping");
     expect(events.map((e) => e.type)).toEqual([
@@ -204,21 +248,34 @@ describe("messages and turns", () => {
     const stored = await client.events(session.id);
     assertGapless(stored);
     expect(stored).toEqual([expect.objectContaining({ type: "session.created" }), ...storedOnly(events)]);
-    expect(stored.find((e) => e.type === "tool.result")?.data).toMatchObject({ is_error: false, content: [{ type: "text", text: "ping" }] });
+    expect(stored.find((e) => e.type === "tool.result")?.data).toMatchObject({
+      is_error: false,
+      content: [{ type: "text", text: "ping" }],
+    });
   });
 
   it("answers 202, then 409 while the turn runs, then 202 again", async () => {
     const client = brain.client();
-    const session = await client.createSession({ script: [{ text: "slow", delay_ms: 300 }, { text: "again" }] });
-    const first = await call("POST", `/sessions/${session.id}/messages`, { body: JSON.stringify({ content: "one" }) });
+    const session = await client.createSession({
+      script: [{ text: "slow", delay_ms: 300 }, { text: "again" }],
+    });
+    const first = await call("POST", `/sessions/${session.id}/messages`, {
+      body: JSON.stringify({ content: "one" }),
+    });
     expect(first.status).toBe(202);
     expect(first.json.seq).toBe(2);
-    const busy = await call("POST", `/sessions/${session.id}/messages`, { body: JSON.stringify({ content: "two" }) });
+    const busy = await call("POST", `/sessions/${session.id}/messages`, {
+      body: JSON.stringify({ content: "two" }),
+    });
     expect(busy.status).toBe(409);
     expect(busy.json.error.code).toBe("session_busy");
     const deadline = Date.now() + 5000;
-    while ((await client.getSession(session.id)).status !== "idle" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect((await call("POST", `/sessions/${session.id}/messages`, { body: JSON.stringify({ content: "three" }) })).status).toBe(202);
+    while ((await client.getSession(session.id)).status !== "idle" && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(
+      (await call("POST", `/sessions/${session.id}/messages`, { body: JSON.stringify({ content: "three" }) }))
+        .status,
+    ).toBe(202);
   });
 
   it.each([
@@ -255,8 +312,13 @@ describe("messages and turns", () => {
     const closed = await call("DELETE", `/sessions/${session.id}`);
     expect(closed.status).toBe(200);
     expect(closed.json.status).toBe("closed");
-    expect((await client.events(session.id)).map((e) => e.type).slice(-2)).toEqual(["turn.interrupted", "session.closed"]);
-    const late = await call("POST", `/sessions/${session.id}/messages`, { body: JSON.stringify({ content: "hello?" }) });
+    expect((await client.events(session.id)).map((e) => e.type).slice(-2)).toEqual([
+      "turn.interrupted",
+      "session.closed",
+    ]);
+    const late = await call("POST", `/sessions/${session.id}/messages`, {
+      body: JSON.stringify({ content: "hello?" }),
+    });
     expect(late.status).toBe(409);
     expect(late.json.error.code).toBe("session_closed");
     expect((await call("DELETE", `/sessions/${session.id}`)).status).toBe(409);
@@ -282,7 +344,11 @@ describe("GET /sessions/{id}/events", () => {
     const session = await client.createSession();
     await runTurn(client, session.id, "first");
     const response = await request(`${brain.url}/sessions/${session.id}/events?after=2`, {
-      headers: { authorization: `Bearer ${brain.keys.acme}`, accept: "text/event-stream", "last-event-id": "3" },
+      headers: {
+        authorization: `Bearer ${brain.keys.acme}`,
+        accept: "text/event-stream",
+        "last-event-id": "3",
+      },
     });
     expect(response.headers["content-type"]).toMatch(/^text\/event-stream/);
     let text = "";
@@ -307,7 +373,13 @@ describe("GET /sessions/{id}/events", () => {
     })();
     await client.sendMessage(session.id, "second");
     await live;
-    expect(resumed).toEqual(["message.user", "turn.started", "model.delta", "message.assistant", "turn.completed"]);
+    expect(resumed).toEqual([
+      "message.user",
+      "turn.started",
+      "model.delta",
+      "message.assistant",
+      "turn.completed",
+    ]);
   });
 
   it("ends the stream after session.closed", async () => {
@@ -355,7 +427,9 @@ describe("routes", () => {
     // every described route answers something other than "no route"
     for (const entry of described) {
       const [method, path] = entry.split(" ") as [string, string];
-      const response = await call(method, path.replace("{id}", "ses_missing"), { body: method === "POST" ? "{}" : undefined });
+      const response = await call(method, path.replace("{id}", "ses_missing"), {
+        body: method === "POST" ? "{}" : undefined,
+      });
       expect(response.json?.error?.message ?? "", entry).not.toMatch(/^no route/);
     }
   });
@@ -371,7 +445,10 @@ describe("routes", () => {
 
 describe("the client", () => {
   it("turns API errors into BrainApiError with the stable code", async () => {
-    const error = await brain.client("globex").getSession("ses_missing").catch((e: unknown) => e);
+    const error = await brain
+      .client("globex")
+      .getSession("ses_missing")
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BrainApiError);
     expect(error).toMatchObject({ status: 404, code: "not_found" });
   });

@@ -68,11 +68,19 @@ describe("brain -check", () => {
 
   it("rejects unknown fields anywhere", () => {
     const config = { ...baseConfig(), colour: "blue" } as Record<string, unknown>;
-    (config.tenants as Record<string, unknown>[])[0] = { id: "local", api_key_env: "BRAIN_API_KEY", role: "x" };
+    (config.tenants as Record<string, unknown>[])[0] = {
+      id: "local",
+      api_key_env: "BRAIN_API_KEY",
+      role: "x",
+    };
     const result = check({ ...config, tools: [{ ...echoBinding(), retries: 3 }] });
     expect(result.code).not.toBe(0);
     expect(problems(result)).toEqual(
-      expect.arrayContaining(["colour: unknown field", "tenants[0].role: unknown field", "tools[0].retries: unknown field"]),
+      expect.arrayContaining([
+        "colour: unknown field",
+        "tenants[0].role: unknown field",
+        "tools[0].retries: unknown field",
+      ]),
     );
   });
 
@@ -93,7 +101,10 @@ describe("brain -check", () => {
   it.each([
     ["ftp://127.0.0.1/echo", "tools[0].url: must be an absolute http or https URL"],
     ["/tools/echo", "tools[0].url: must be an absolute http or https URL"],
-    ["http://user:pw@127.0.0.1/echo", "tools[0].url: must not contain user info; put credentials in token_env"],
+    [
+      "http://user:pw@127.0.0.1/echo",
+      "tools[0].url: must not contain user info; put credentials in token_env",
+    ],
     ["http://127.0.0.1/echo#part", "tools[0].url: must not contain a fragment"],
   ])("rejects the tool URL %s", (url, expected) => {
     const result = check(withTool({ url }));
@@ -103,7 +114,9 @@ describe("brain -check", () => {
 
   it("rejects an input_schema whose root is not an object schema", () => {
     const result = check(withTool({ input_schema: { type: "string" } }));
-    expect(problems(result)).toEqual(['tools[0].input_schema: the root must be an object schema ("type": "object")']);
+    expect(problems(result)).toEqual([
+      'tools[0].input_schema: the root must be an object schema ("type": "object")',
+    ]);
   });
 
   it("rejects an input_schema or output_schema that does not compile", () => {
@@ -138,8 +151,17 @@ describe("brain -check", () => {
     const empty = check(baseConfig(), { BRAIN_API_KEY: "", BRAIN_TOOLS_KEY: "t" });
     expect(problems(empty)).toEqual(["tenants[0].api_key_env: environment variable BRAIN_API_KEY is empty"]);
     const model = baseConfig() as Record<string, unknown>;
-    model.models = [{ name: "default", provider: "anthropic", model: "claude-sonnet-4-5", api_key_env: "ANTHROPIC_API_KEY" }];
-    expect(problems(check(model))).toEqual(["models[0].api_key_env: environment variable ANTHROPIC_API_KEY is not set"]);
+    model.models = [
+      {
+        name: "default",
+        provider: "anthropic",
+        model: "claude-sonnet-4-5",
+        api_key_env: "ANTHROPIC_API_KEY",
+      },
+    ];
+    expect(problems(check(model))).toEqual([
+      "models[0].api_key_env: environment variable ANTHROPIC_API_KEY is not set",
+    ]);
   });
 
   it("rejects a binding naming an undeclared tenant", () => {
@@ -165,7 +187,9 @@ describe("brain -check", () => {
   });
 
   it("accepts fractional time limits, so tests can run fast", () => {
-    expect(check({ ...withTool({ timeout_seconds: 0.25 }), limits: { tool_headers_timeout_seconds: 0.05 } }).code).toBe(0);
+    expect(
+      check({ ...withTool({ timeout_seconds: 0.25 }), limits: { tool_headers_timeout_seconds: 0.05 } }).code,
+    ).toBe(0);
   });
 
   it("reports every problem, not just the first", () => {
@@ -173,7 +197,12 @@ describe("brain -check", () => {
     config.tools = [{ ...echoBinding(), url: "nope", tenants: ["ghost"] }];
     const semantic = check(withTool({ url: "nope", tenants: ["ghost"] }));
     expect(problems(semantic)).toHaveLength(2);
-    const structural = check({ ...baseConfig(), listen: 5, limits: { max_steps_per_turn: 0 }, models: [{ name: "m", provider: "nope" }] });
+    const structural = check({
+      ...baseConfig(),
+      listen: 5,
+      limits: { max_steps_per_turn: 0 },
+      models: [{ name: "m", provider: "nope" }],
+    });
     expect(problems(structural)).toEqual([
       "listen: must be string",
       'models[0].provider: must be one of "anthropic", "openai", "scripted"',

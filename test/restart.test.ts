@@ -40,7 +40,9 @@ describe("the SQLite event log", () => {
     await brain.restart();
     const after = brain.client();
     expect(await after.events(session.id)).toEqual(before);
-    expect(await after.getSession(session.id)).toEqual(await client.getSession(session.id).catch(() => after.getSession(session.id)));
+    expect(await after.getSession(session.id)).toEqual(
+      await client.getSession(session.id).catch(() => after.getSession(session.id)),
+    );
     await runTurn(after, session.id, "after restart");
     const all = await after.events(session.id);
     assertGapless(all);
@@ -66,17 +68,37 @@ describe("a Brain killed with SIGKILL during a tool call", () => {
       store: { kind: "sqlite", path: join(dir, "brain.db") },
       tenants: [{ id: "acme", api_key_env: "KEY_ACME" }],
       models: [{ name: "default", provider: "scripted" }],
-      tools: [{ name: "hang", description: "Never answers.", input_schema: { type: "object" }, url: service.at("/hang"), tenants: ["acme"] }],
+      tools: [
+        {
+          name: "hang",
+          description: "Never answers.",
+          input_schema: { type: "object" },
+          url: service.at("/hang"),
+          tenants: ["acme"],
+        },
+      ],
     };
     const configPath = join(dir, "brain.json");
     writeFileSync(configPath, JSON.stringify(config));
-    const script = [{ tool_calls: [{ name: "hang", arguments: {} }, { name: "hang", arguments: { n: 2 } }] }, { text: "unreachable" }];
+    const script = [
+      {
+        tool_calls: [
+          { name: "hang", arguments: {} },
+          { name: "hang", arguments: { n: 2 } },
+        ],
+      },
+      { text: "unreachable" },
+    ];
 
     const first = await startProcess([BRAIN_BIN, "-config", configPath], env, brainUrlFromLog);
     let client = new BrainClient(first.ready, env.KEY_ACME);
     const session = await client.createSession({ tools: ["hang"], script });
     await client.sendMessage(session.id, "go");
-    await waitForEvents(client, session.id, (events) => events.filter((e) => e.type === "tool.call").length === 2);
+    await waitForEvents(
+      client,
+      session.id,
+      (events) => events.filter((e) => e.type === "tool.call").length === 2,
+    );
     const callsOut = service.calls.length;
     await first.stop("SIGKILL");
 
@@ -89,9 +111,16 @@ describe("a Brain killed with SIGKILL during a tool call", () => {
       const results = events.filter((e) => e.type === "tool.result");
       expect(results.map((e) => e.data.call_id).sort()).toEqual(calls.map((e) => e.data.call_id).sort());
       for (const result of results) {
-        expect(result.data).toMatchObject({ is_error: true, unknown_outcome: true, error: { code: "brain_restarted" } });
+        expect(result.data).toMatchObject({
+          is_error: true,
+          unknown_outcome: true,
+          error: { code: "brain_restarted" },
+        });
       }
-      expect(events.at(-1)).toMatchObject({ type: "turn.failed", data: { error: { code: "brain_restarted" } } });
+      expect(events.at(-1)).toMatchObject({
+        type: "turn.failed",
+        data: { error: { code: "brain_restarted" } },
+      });
       // no call was sent again on restart
       expect(service.calls.length).toBe(callsOut);
       expect((await client.getSession(session.id)).status).toBe("idle");

@@ -13,9 +13,14 @@ let client: BrainClient;
 /** What the /observe route saw in Brain's log when each call arrived. */
 const observed: { call_id: unknown; storedBefore: boolean }[] = [];
 let fastAnswered = 0;
-let fastWaiters: (() => void)[] = [];
+const fastWaiters: (() => void)[] = [];
 
-const textSchema = { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false };
+const textSchema = {
+  type: "object",
+  properties: { text: { type: "string" } },
+  required: ["text"],
+  additionalProperties: false,
+};
 
 beforeAll(async () => {
   echo = await startEchoService(TOKEN);
@@ -76,12 +81,19 @@ describe("a turn with the example echo service (a real process)", () => {
   it("calls echo and gives the result back to the model", async () => {
     const session = await client.createSession({
       tools: ["echo"],
-      script: [{ tool_calls: [{ name: "echo", arguments: { text: "{{message}}" } }] }, { text: "echo said {{result}}" }],
+      script: [
+        { tool_calls: [{ name: "echo", arguments: { text: "{{message}}" } }] },
+        { text: "echo said {{result}}" },
+      ],
     });
     const events = await runTurn(client, session.id, "hello");
     const call = events.find((e) => e.type === "tool.call");
     const result = events.find((e) => e.type === "tool.result");
-    expect(call?.data).toEqual({ call_id: expect.stringMatching(/^call_/), name: "echo", arguments: { text: "hello" } });
+    expect(call?.data).toEqual({
+      call_id: expect.stringMatching(/^call_/),
+      name: "echo",
+      arguments: { text: "hello" },
+    });
     expect(result?.data).toEqual({
       call_id: call?.data.call_id,
       name: "echo",
@@ -90,7 +102,10 @@ describe("a turn with the example echo service (a real process)", () => {
       duration_ms: expect.any(Number),
     });
     expect(events.filter((e) => e.type === "message.assistant").at(-1)?.data.text).toBe("echo said hello");
-    expect(events.at(-1)).toMatchObject({ type: "turn.completed", data: { stop_reason: "end_turn", steps: 2 } });
+    expect(events.at(-1)).toMatchObject({
+      type: "turn.completed",
+      data: { stop_reason: "end_turn", steps: 2 },
+    });
   });
 
   it("gets http_status without unknown outcome when the service refuses the token", async () => {
@@ -109,10 +124,20 @@ describe("tool calls in a turn", () => {
   it("stores each tool.call before its request is sent", async () => {
     const session = await client.createSession({
       tools: ["observe"],
-      script: [{ tool_calls: [{ name: "observe", arguments: { text: "a" } }, { name: "observe", arguments: { text: "b" } }] }, { text: "ok" }],
+      script: [
+        {
+          tool_calls: [
+            { name: "observe", arguments: { text: "a" } },
+            { name: "observe", arguments: { text: "b" } },
+          ],
+        },
+        { text: "ok" },
+      ],
     });
     await runTurn(client, session.id, "go");
-    const calls = (await client.events(session.id)).filter((e) => e.type === "tool.call").map((e) => e.data.call_id);
+    const calls = (await client.events(session.id))
+      .filter((e) => e.type === "tool.call")
+      .map((e) => e.data.call_id);
     expect(observed.filter((o) => calls.includes(o.call_id))).toEqual([
       { call_id: expect.any(String), storedBefore: true },
       { call_id: expect.any(String), storedBefore: true },
@@ -123,7 +148,13 @@ describe("tool calls in a turn", () => {
     const session = await client.createSession({
       tools: ["slow", "fast"],
       script: [
-        { tool_calls: [{ name: "fast", arguments: { text: "1" } }, { name: "slow", arguments: { text: "2" } }, { name: "fast", arguments: { text: "3" } }] },
+        {
+          tool_calls: [
+            { name: "fast", arguments: { text: "1" } },
+            { name: "slow", arguments: { text: "2" } },
+            { name: "fast", arguments: { text: "3" } },
+          ],
+        },
         { text: "last result: {{result}}" },
       ],
     });
@@ -134,7 +165,9 @@ describe("tool calls in a turn", () => {
     expect(resultIds).toHaveLength(3);
     expect(resultIds.at(-1)).toBe(callIds[1]);
     // the model sees the results in the order it asked: the last one is the third call's
-    expect(events.filter((e) => e.type === "message.assistant").at(-1)?.data.text).toBe("last result: fast:3");
+    expect(events.filter((e) => e.type === "message.assistant").at(-1)?.data.text).toBe(
+      "last result: fast:3",
+    );
   });
 
   it("answers a tool that is not enabled with unknown_tool, and bad arguments with invalid_arguments, sending nothing", async () => {
@@ -154,9 +187,21 @@ describe("tool calls in a turn", () => {
     });
     await runTurn(client, session.id, "go");
     const [notEnabled, unknown, invalid] = await results(session.id);
-    expect(notEnabled).toMatchObject({ is_error: true, unknown_outcome: false, error: { code: "unknown_tool" } });
-    expect(unknown).toMatchObject({ is_error: true, unknown_outcome: false, error: { code: "unknown_tool" } });
-    expect(invalid).toMatchObject({ is_error: true, unknown_outcome: false, error: { code: "invalid_arguments" } });
+    expect(notEnabled).toMatchObject({
+      is_error: true,
+      unknown_outcome: false,
+      error: { code: "unknown_tool" },
+    });
+    expect(unknown).toMatchObject({
+      is_error: true,
+      unknown_outcome: false,
+      error: { code: "unknown_tool" },
+    });
+    expect(invalid).toMatchObject({
+      is_error: true,
+      unknown_outcome: false,
+      error: { code: "invalid_arguments" },
+    });
     expect((invalid?.content as { text: string }[])[0]?.text).toContain("arguments.text");
     expect(service.calls.length).toBe(before);
   });
@@ -170,14 +215,22 @@ describe("tool calls in a turn", () => {
     await runTurn(client, session.id, "go");
     const received = service.calls.at(-1);
     const [result] = await results(session.id);
-    expect(received?.body).toEqual({ tenant_id: "acme", session_id: session.id, call_id: result?.call_id, arguments: smuggled });
+    expect(received?.body).toEqual({
+      tenant_id: "acme",
+      session_id: session.id,
+      call_id: result?.call_id,
+      arguments: smuggled,
+    });
   });
 
   it("ends the turn at max_steps with that stop reason", async () => {
     const loop = { tool_calls: [{ name: "echo", arguments: { text: "again" } }] };
     const session = await client.createSession({ tools: ["echo"], max_steps: 2, script: [loop, loop, loop] });
     const events = await runTurn(client, session.id, "go");
-    expect(events.at(-1)).toMatchObject({ type: "turn.completed", data: { stop_reason: "max_steps", steps: 2 } });
+    expect(events.at(-1)).toMatchObject({
+      type: "turn.completed",
+      data: { stop_reason: "max_steps", steps: 2 },
+    });
     expect(events.filter((e) => e.type === "tool.result")).toHaveLength(2);
   });
 
@@ -198,13 +251,19 @@ describe("tool calls in a turn", () => {
   });
 
   it("plays the model entry's script, and the session's script wins over it", async () => {
-    const scripted = await startBrain({ models: [{ name: "default", provider: "scripted", script: [{ text: "from the entry" }] }] });
+    const scripted = await startBrain({
+      models: [{ name: "default", provider: "scripted", script: [{ text: "from the entry" }] }],
+    });
     try {
       const c = scripted.client();
       const plain = await c.createSession();
-      expect((await runTurn(c, plain.id, "x")).find((e) => e.type === "message.assistant")?.data.text).toBe("from the entry");
+      expect((await runTurn(c, plain.id, "x")).find((e) => e.type === "message.assistant")?.data.text).toBe(
+        "from the entry",
+      );
       const own = await c.createSession({ script: [{ text: "from the session" }] });
-      expect((await runTurn(c, own.id, "x")).find((e) => e.type === "message.assistant")?.data.text).toBe("from the session");
+      expect((await runTurn(c, own.id, "x")).find((e) => e.type === "message.assistant")?.data.text).toBe(
+        "from the session",
+      );
     } finally {
       await scripted.stop();
     }
@@ -215,7 +274,15 @@ describe("tool calls in a turn", () => {
       Array.from({ length: 20 }, () =>
         client.createSession({
           tools: ["echo"],
-          script: [{ tool_calls: [{ name: "echo", arguments: { text: "a" } }, { name: "echo", arguments: { text: "b" } }] }, { text: "ok" }],
+          script: [
+            {
+              tool_calls: [
+                { name: "echo", arguments: { text: "a" } },
+                { name: "echo", arguments: { text: "b" } },
+              ],
+            },
+            { text: "ok" },
+          ],
         }),
       ),
     );

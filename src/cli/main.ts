@@ -2,21 +2,25 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { loadConfigFile } from "../config/load.js";
-import { HostConfigSchema } from "../config/schema.js";
+import { COMMANDS } from "./commands.js";
+
+const commandLines = Object.values(COMMANDS)
+  .map((command) => `  ${command.usage.padEnd(34)}${command.summary}`)
+  .join("\n");
 
 const HELP = `brain — an agent server
 
 Usage:
-  brain [-config FILE]            start Brain with the host config FILE (default: brain.json)
-  brain -config FILE -check       validate FILE and exit: 0 when valid, 2 with one problem per line
-  brain schema                    print the host config's JSON Schema
+  brain [-config FILE]              start Brain with the host config FILE (default: brain.json)
+  brain -config FILE -check         validate FILE and exit: 0 when valid, 2 with one problem per line
+${commandLines}
   brain --version | --help
 
 Flags take one dash or two: -config and --config are the same.
 Secrets are never in the config: it names the environment variables that hold them.`;
 
 /** Go's flag package style (-config) and GNU style (--config) are both accepted. */
-function normalize(args: string[]): string[] {
+export function normalizeFlags(args: string[]): string[] {
   return args.map((arg) => (/^-[a-z][a-z-]+(=.*)?$/.test(arg) ? `-${arg}` : arg));
 }
 
@@ -28,9 +32,12 @@ function version(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
+  const command = argv[0] === undefined ? undefined : COMMANDS[argv[0]];
+  if (command) return (await command.load()).run(argv.slice(1));
+
   let parsed: ReturnType<typeof parseOptions>;
   try {
-    parsed = parseOptions(normalize(argv));
+    parsed = parseOptions(normalizeFlags(argv));
   } catch (error) {
     process.stderr.write(`brain: ${(error as Error).message}\n\n${HELP}\n`);
     return 2;
@@ -42,12 +49,6 @@ async function main(argv: string[]): Promise<number> {
   }
   if (values.version) {
     process.stdout.write(`brain ${version()}\n`);
-    return 0;
-  }
-  if (positionals[0] === "schema") {
-    process.stdout.write(
-      `${JSON.stringify({ $schema: "https://json-schema.org/draft/2020-12/schema", ...HostConfigSchema }, null, 2)}\n`,
-    );
     return 0;
   }
   if (positionals.length > 0) {
@@ -76,9 +77,8 @@ async function main(argv: string[]): Promise<number> {
   const { startBrain } = await import("../brain.js");
   const brain = await startBrain(config);
   await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
   });
   brain.logger.info("stopping");
   await brain.close();

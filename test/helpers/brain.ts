@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { type RunningBrain, startBrain as start, type StartOptions } from "../../src/brain.js";
+import { type RunningBrain, type StartOptions, startBrain as start } from "../../src/brain.js";
 import { BrainClient } from "../../src/client/client.js";
 import { resolveConfig } from "../../src/config/load.js";
 
@@ -37,7 +37,10 @@ export async function startBrain(
 ): Promise<TestBrain> {
   const dir = mkdtempSync(join(tmpdir(), "brain-test-"));
   const dbPath = join(dir, "brain.db");
-  const keys = { acme: `key-acme-${randomBytes(12).toString("hex")}`, globex: `key-globex-${randomBytes(12).toString("hex")}` };
+  const keys = {
+    acme: `key-acme-${randomBytes(12).toString("hex")}`,
+    globex: `key-globex-${randomBytes(12).toString("hex")}`,
+  };
   const env: Record<string, string> = { KEY_ACME: keys.acme, KEY_GLOBEX: keys.globex, ...options.env };
   const raw: Record<string, unknown> = {
     listen: "127.0.0.1:0",

@@ -19,7 +19,11 @@ export function startProcess<T>(
   ready: (line: string) => T | undefined,
   timeoutMs = 10_000,
 ): Promise<StartedProcess & { ready: T }> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const output: string[] = [];
   const stop = (signal: NodeJS.Signals = "SIGTERM") =>
     new Promise<number | null>((resolve) => {
@@ -51,8 +55,10 @@ export function startProcess<T>(
 
 /** The example echo service of examples/tools, on a free port. */
 export function startEchoService(token: string) {
-  return startProcess(["examples/tools/server.mjs"], { BRAIN_TOOLS_KEY: token, PORT: "0" }, (line) =>
-    line.match(/listening on (\S+)/)?.[1],
+  return startProcess(
+    ["examples/tools/server.mjs"],
+    { BRAIN_TOOLS_KEY: token, PORT: "0" },
+    (line) => line.match(/listening on (\S+)/)?.[1],
   );
 }
 

@@ -9,7 +9,11 @@ export interface ReceivedCall {
   closed: Promise<void>;
 }
 
-export type ToolRoute = (call: ReceivedCall, res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
+export type ToolRoute = (
+  call: ReceivedCall,
+  res: ServerResponse,
+  req: IncomingMessage,
+) => void | Promise<void>;
 
 export interface ToolService {
   url: string;
@@ -32,7 +36,9 @@ export async function startToolService(routes: Record<string, ToolRoute>): Promi
       path,
       headers: req.headers,
       body: text ? JSON.parse(text) : {},
-      closed: new Promise((resolve) => res.once("close", () => (res.writableFinished ? undefined : resolve()))),
+      closed: new Promise((resolve) =>
+        res.once("close", () => (res.writableFinished ? undefined : resolve())),
+      ),
     };
     calls.push(call);
     const route = routes[path];

@@ -6,7 +6,12 @@ const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"])
  * Send a message and collect every event, live ones included, until the turn ends. The stream is
  * opened before the message is sent, so nothing is missed.
  */
-export async function runTurn(client: BrainClient, sessionId: string, content: string, timeoutMs = 10_000): Promise<SessionEvent[]> {
+export async function runTurn(
+  client: BrainClient,
+  sessionId: string,
+  content: string,
+  timeoutMs = 10_000,
+): Promise<SessionEvent[]> {
   const stored = await client.events(sessionId);
   const after = stored.at(-1)?.seq ?? 0;
   const signal = AbortSignal.timeout(timeoutMs);
@@ -23,7 +28,9 @@ export async function runTurn(client: BrainClient, sessionId: string, content: s
     }
     next = await stream.next();
   }
-  throw new Error(`the turn did not end within ${timeoutMs} ms; events: ${events.map((e) => e.type).join(", ")}`);
+  throw new Error(
+    `the turn did not end within ${timeoutMs} ms; events: ${events.map((e) => e.type).join(", ")}`,
+  );
 }
 
 export function storedOnly(events: readonly SessionEvent[]): StoredEvent[] {
@@ -41,7 +48,8 @@ export async function waitForEvents(
   for (;;) {
     const events = await client.events(sessionId);
     if (predicate(events)) return events;
-    if (Date.now() > deadline) throw new Error(`condition not met; events: ${events.map((e) => e.type).join(", ")}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met; events: ${events.map((e) => e.type).join(", ")}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -1,0 +1,18 @@
+/**
+ * The `brain` subcommands besides serving. Each lives in its own file, loaded only when run, so
+ * one command's dependencies never slow another's start. Add a command by adding an entry here.
+ */
+export interface Command {
+  /** One line for `brain --help`. */
+  usage: string;
+  summary: string;
+  load: () => Promise<{ run: (args: string[]) => Promise<number> }>;
+}
+
+export const COMMANDS: Record<string, Command> = {
+  schema: {
+    usage: "brain schema",
+    summary: "print the host config's JSON Schema",
+    load: () => import("./schema-command.js"),
+  },
+};
