@@ -29,6 +29,7 @@ export interface DispatcherOptions {
 
 // abort reasons, compared by identity to tell our own aborts apart
 const TIMEOUT = Symbol("timeout");
+const HEADERS_TIMEOUT = Symbol("headers_timeout");
 const CANCELLED = Symbol("cancelled");
 
 const UNREACHABLE_CODES = new Set([
@@ -84,8 +85,11 @@ export class ToolDispatcher {
     }
     if (request.signal.aborted) return cancelled().toResult();
 
+    // Our own timers, not undici's headersTimeout/bodyTimeout: undici's tick at about one second,
+    // and the limits here are exact and may be fractions of a second.
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(TIMEOUT), binding.timeoutMs);
+    const callTimer = setTimeout(() => controller.abort(TIMEOUT), binding.timeoutMs);
+    const headersTimer = setTimeout(() => controller.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
     const onCancel = () => controller.abort(CANCELLED);
     request.signal.addEventListener("abort", onCancel, { once: true });
     try {
@@ -96,10 +100,10 @@ export class ToolDispatcher {
         headers: requestHeaders(binding, request.traceparent),
         body: requestBody(request),
         signal: controller.signal,
-        headersTimeout: this.options.headersTimeoutMs,
-        // the whole-call timer bounds the body; undici's idle timer would only add a second clock
+        headersTimeout: 0,
         bodyTimeout: 0,
       });
+      clearTimeout(headersTimer);
       const outcome = await readToolResponse(
         response,
         binding,
@@ -110,7 +114,8 @@ export class ToolDispatcher {
     } catch (error) {
       return classifyError(error, controller.signal.reason, binding).toResult();
     } finally {
-      clearTimeout(timer);
+      clearTimeout(callTimer);
+      clearTimeout(headersTimer);
       request.signal.removeEventListener("abort", onCancel);
     }
   }
@@ -152,43 +157,38 @@ function cancelled(): ToolFailure {
 /** Map a thrown error to its §6 outcome: our own aborts first, then undici's and the socket's codes. */
 export function classifyError(error: unknown, abortReason: unknown, binding: ToolBinding): ToolFailure {
   if (abortReason === CANCELLED) return cancelled();
+  if (abortReason === HEADERS_TIMEOUT) {
+    return new ToolFailure("headers_timeout", "the tool service sent no response headers in time");
+  }
   if (abortReason === TIMEOUT) {
     return new ToolFailure(
       "timeout",
       `the call did not finish within timeout_seconds (${binding.timeoutMs / 1000} s)`,
     );
   }
-  const code = errorCode(error);
-  if (code === "UND_ERR_HEADERS_TIMEOUT") {
-    return new ToolFailure("headers_timeout", "the tool service sent no response headers in time");
-  }
-  if (
-    code &&
-    (UNREACHABLE_CODES.has(code) || /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED)/.test(code))
-  ) {
-    return new ToolFailure("unreachable", `the tool service could not be reached (${code})`);
-  }
-  if (isProxyRefusal(error)) {
-    return new ToolFailure("unreachable", "the proxy refused to carry the request");
+  const codes = errorCodes(error);
+  const unreachable = codes.find((code) => UNREACHABLE_CODES.has(code) || TLS_CODE.test(code));
+  if (unreachable)
+    return new ToolFailure("unreachable", `the tool service could not be reached (${unreachable})`);
+  if (error instanceof Error && /proxy/i.test(error.message)) {
+    return new ToolFailure("unreachable", `the proxy refused to carry the request (${error.message})`);
   }
   return new ToolFailure(
     "connection_lost",
-    `the connection was lost after the request was sent (${code ?? "closed"})`,
+    `the connection was lost after the request was sent (${codes[0] ?? "closed"})`,
   );
 }
 
-function errorCode(error: unknown): string | undefined {
+const TLS_CODE = /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_OSSL)/;
+
+/** The `code` of an error and of its causes, outermost first. */
+function errorCodes(error: unknown): string[] {
+  const codes: string[] = [];
   let current: unknown = error;
-  for (let depth = 0; depth < 4 && current && typeof current === "object"; depth++) {
+  for (let depth = 0; depth < 5 && current && typeof current === "object"; depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && code !== "UND_ERR_SOCKET" && code !== "UND_ERR_ABORTED") return code;
-    if (typeof code === "string" && !(current as { cause?: unknown }).cause) return code;
+    if (typeof code === "string") codes.push(code);
     current = (current as { cause?: unknown }).cause;
   }
-  return undefined;
-}
-
-function isProxyRefusal(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : "";
-  return /proxy/i.test(message);
+  return codes;
 }

@@ -1,0 +1,162 @@
+import { createServer as createTlsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { createServer as createNetServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BrainClient } from "../../src/client/client.js";
+import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { startToolService, type ToolService } from "../helpers/tool-service.js";
+import { runTurn } from "../helpers/turns.js";
+import { FAULTS } from "./fault-routes.js";
+
+let service: ToolService;
+let brain: TestBrain;
+let client: BrainClient;
+let closedPort: number;
+
+const toolName = (path: string) => path.slice(1).replace(/-/g, "_");
+
+beforeAll(async () => {
+  service = await startToolService({
+    ...Object.fromEntries(FAULTS.map((fault) => [fault.path, fault.route])),
+    "/redirect-target": (_, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end('{"content":[]}'),
+  });
+  // a port that was just free: nothing listens there
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  closedPort = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+
+  const binding = (name: string, url: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    description: `fault ${name}`,
+    input_schema: { type: "object" },
+    url,
+    tenants: ["acme"],
+    timeout_seconds: 0.6,
+    ...extra,
+  });
+  brain = await startBrain({
+    tools: [
+      ...FAULTS.map((fault) => binding(toolName(fault.path), service.at(fault.path), fault.binding)),
+      binding("refused", `http://127.0.0.1:${closedPort}/tool`),
+      binding("no_such_host", "http://brain-test-host.invalid/tool"),
+    ],
+    limits: { tool_headers_timeout_seconds: 0.3, max_progress_bytes: 4096 },
+  });
+  client = brain.client();
+});
+
+afterAll(async () => {
+  await brain?.stop();
+  await service?.close();
+});
+
+/** One call of `tool` in a fresh session, next to a healthy session's turn that must still succeed. */
+async function callOnce(tool: string) {
+  const session = await client.createSession({
+    tools: [tool],
+    script: [{ tool_calls: [{ name: tool, arguments: {} }] }, { text: "after" }],
+  });
+  const healthy = await client.createSession({
+    tools: ["ok_json"],
+    script: [{ tool_calls: [{ name: "ok_json", arguments: {} }] }, { text: "fine" }],
+  });
+  const [events, other] = await Promise.all([
+    runTurn(client, session.id, "go"),
+    runTurn(client, healthy.id, "go"),
+  ]);
+  expect(other.at(-1)?.type).toBe("turn.completed");
+  expect(other.find((e) => e.type === "tool.result")?.data.is_error).toBe(false);
+  const result = events.find((e) => e.type === "tool.result")?.data as Record<string, unknown>;
+  expect(events.at(-1)?.type, "the turn goes on after a failed call").toBe("turn.completed");
+  return { result, events, session };
+}
+
+describe("every row of the outcomes table", () => {
+  it.each(FAULTS.map((fault) => [fault.path, fault] as const))("%s", async (_, fault) => {
+    const { result } = await callOnce(toolName(fault.path));
+    if (fault.code === "ok") {
+      expect(result).toMatchObject({ is_error: false });
+      expect(result.error).toBeUndefined();
+      expect(result.unknown_outcome).toBeUndefined();
+      return;
+    }
+    if (fault.code === "tool_error") {
+      // the service's own error result, recorded as it sent it
+      expect(result).toMatchObject({ is_error: true, content: [{ type: "text", text: "disk full" }] });
+      expect(result.error).toBeUndefined();
+      return;
+    }
+    expect(result).toMatchObject({
+      is_error: true,
+      unknown_outcome: fault.unknownOutcome,
+      error: { code: fault.code },
+    });
+    const text = (result.content as { type: string; text: string }[])[0]?.text ?? "";
+    expect(text).toContain(`(${fault.code})`);
+    expect(text).toMatch(fault.unknownOutcome ? /may have done the work/ : /did not run/);
+  });
+
+  it("unreachable: connection refused", async () => {
+    const { result } = await callOnce("refused");
+    expect(result).toMatchObject({ is_error: true, unknown_outcome: false, error: { code: "unreachable" } });
+    expect(JSON.stringify(result)).toContain("ECONNREFUSED");
+  });
+
+  it("unreachable: DNS failure", async () => {
+    const { result } = await callOnce("no_such_host");
+    expect(result).toMatchObject({ is_error: true, unknown_outcome: false, error: { code: "unreachable" } });
+  });
+
+  it("a redirect's target receives nothing", async () => {
+    const before = service.calls.filter((call) => call.path === "/redirect-target").length;
+    for (const status of [301, 307]) await callOnce(`redirect_${status}`);
+    expect(service.calls.filter((call) => call.path === "/redirect-target").length).toBe(before);
+  });
+
+  it("sends each call once: no retry after a 503 or a reset", async () => {
+    for (const path of ["/status-503", "/reset-before-headers"]) {
+      const before = service.calls.filter((call) => call.path === path).length;
+      await callOnce(toolName(path));
+      expect(service.calls.filter((call) => call.path === path).length).toBe(before + 1);
+    }
+  });
+});
+
+describe("TLS", () => {
+  it("is unreachable when the certificate does not verify", async () => {
+    // a self-signed certificate made for this test by openssl is not needed: a TLS server with
+    // no certificate at all fails every handshake, which is the failure under test
+    const tls = createTlsServer({});
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+    const port = (tls.address() as AddressInfo).port;
+    const tlsBrain = await startBrain({
+      tools: [
+        {
+          name: "tls",
+          description: "TLS",
+          input_schema: { type: "object" },
+          url: `https://127.0.0.1:${port}/x`,
+          tenants: ["acme"],
+        },
+      ],
+    });
+    try {
+      const c = tlsBrain.client();
+      const session = await c.createSession({
+        tools: ["tls"],
+        script: [{ tool_calls: [{ name: "tls", arguments: {} }] }, { text: "x" }],
+      });
+      const events = await runTurn(c, session.id, "go");
+      expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({
+        is_error: true,
+        unknown_outcome: false,
+        error: { code: "unreachable" },
+      });
+    } finally {
+      await tlsBrain.stop();
+      await new Promise<void>((resolve) => tls.close(() => resolve()));
+    }
+  });
+});

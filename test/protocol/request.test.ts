@@ -1,0 +1,385 @@
+import { readFileSync } from "node:fs";
+import { request as httpRequest } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BrainClient, SessionEvent } from "../../src/client/client.js";
+import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { type ForwardProxy, startForwardProxy } from "../helpers/proxy.js";
+import {
+  type ReceivedCall,
+  sendJson,
+  startToolService,
+  type ToolService,
+  textResult,
+} from "../helpers/tool-service.js";
+import { assertGapless, runTurn, waitForEvents } from "../helpers/turns.js";
+
+const TOOL_TOKEN = "tool-token-9f8e7d6c5b4a";
+let service: ToolService;
+let brain: TestBrain;
+let client: BrainClient;
+
+/** What the /inspect route saw, using the inspection token while the call was out. */
+interface InspectionReport {
+  token: string;
+  brainUrl: string;
+  session: number;
+  events: number;
+  sawOwnCall: boolean;
+  otherSession: number;
+  postMessage: number;
+  catalog: number;
+  stream: AsyncIterator<Uint8Array>;
+}
+const inspections: InspectionReport[] = [];
+let otherSessionId = "";
+
+beforeAll(async () => {
+  service = await startToolService({
+    "/echo": (call, res) => sendJson(res, textResult(JSON.stringify(call.body.arguments))),
+    "/hang": () => {},
+    "/progress": async (_, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let i = 1; i <= 3; i++) {
+        res.write(`event: progress\ndata: {"step":${i}}\n\n`);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      res.end('event: result\ndata: {"content":[{"type":"text","text":"done"}]}\n\n');
+    },
+    "/result-then-garbage": (_, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('event: result\ndata: {"content":[{"type":"text","text":"first"}]}\n\n');
+      const timer = setInterval(() => res.write("event: garbage\ndata: {}\n\n"), 20);
+      res.on("close", () => clearInterval(timer));
+    },
+    "/inspect": async (call, res) => {
+      const token = String(call.body.inspection_token);
+      const brainUrl = String(call.body.brain_url);
+      const get = async (path: string, method: "GET" | "POST" = "GET", body?: string) => {
+        const response = await httpRequest(`${brainUrl}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body && { "content-type": "application/json" }) },
+          body,
+        });
+        const text = await response.body.text();
+        return { status: response.statusCode, text };
+      };
+      const sessionId = String(call.body.session_id);
+      const events = await get(`/sessions/${sessionId}/events`);
+      const stream = await httpRequest(`${brainUrl}/sessions/${sessionId}/events`, {
+        headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" },
+      });
+      const iterator = stream.body[Symbol.asyncIterator]();
+      await iterator.next();
+      inspections.push({
+        token,
+        brainUrl,
+        session: (await get(`/sessions/${sessionId}`)).status,
+        events: events.status,
+        sawOwnCall: events.text.includes(String(call.body.call_id)),
+        otherSession: (await get(`/sessions/${otherSessionId}`)).status,
+        postMessage: (await get(`/sessions/${sessionId}/messages`, "POST", '{"content":"hi"}')).status,
+        catalog: (await get("/catalog")).status,
+        stream: iterator,
+      });
+      sendJson(res, textResult("inspected"));
+    },
+  });
+  const binding = (name: string, path: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    description: name,
+    input_schema: { type: "object" },
+    url: service.at(path),
+    tenants: ["acme"],
+    ...extra,
+  });
+  brain = await startBrain(
+    {
+      tools: [
+        binding("echo", "/echo"),
+        binding("echo_with_token", "/echo", { token_env: "TOOL_TOKEN" }),
+        binding("hang", "/hang"),
+        binding("progress", "/progress"),
+        binding("result_then_garbage", "/result-then-garbage"),
+        binding("inspect", "/inspect", { inspect_session: true }),
+      ],
+    },
+    { env: { TOOL_TOKEN } },
+  );
+  client = brain.client();
+});
+
+afterAll(async () => {
+  await brain?.stop();
+  await service?.close();
+});
+
+const oneCall = (tool: string, args: Record<string, unknown> = {}) => ({
+  tools: [tool],
+  script: [{ tool_calls: [{ name: tool, arguments: args }] }, { text: "after" }],
+});
+
+function lastCall(path: string): ReceivedCall {
+  const call = service.calls.filter((c) => c.path === path).at(-1);
+  if (!call) throw new Error(`no call to ${path}`);
+  return call;
+}
+
+describe("the request", () => {
+  it("has exactly the headers and body of §6, with the token when token_env is set", async () => {
+    const session = await client.createSession(oneCall("echo_with_token", { text: "hi" }));
+    const events = await runTurn(client, session.id, "go");
+    const call = lastCall("/echo");
+    const callId = events.find((e) => e.type === "tool.call")?.data.call_id;
+    expect(call.headers["content-type"]).toBe("application/json");
+    expect(call.headers.accept).toBe("application/json, text/event-stream");
+    expect(call.headers.authorization).toBe(`Bearer ${TOOL_TOKEN}`);
+    expect(call.headers.traceparent).toBeUndefined();
+    expect(call.body).toEqual({
+      tenant_id: "acme",
+      session_id: session.id,
+      call_id: callId,
+      arguments: { text: "hi" },
+    });
+    expect(Object.keys(call.body)).toEqual(["tenant_id", "session_id", "call_id", "arguments"]);
+  });
+
+  it("has no Authorization header when the binding has no token_env", async () => {
+    const session = await client.createSession(oneCall("echo"));
+    await runTurn(client, session.id, "go");
+    expect(lastCall("/echo").headers.authorization).toBeUndefined();
+  });
+
+  it("reuses keep-alive connections", async () => {
+    const session = await client.createSession({
+      tools: ["echo"],
+      script: [
+        { tool_calls: [{ name: "echo", arguments: {} }] },
+        { tool_calls: [{ name: "echo", arguments: {} }] },
+        { text: "x" },
+      ],
+    });
+    await runTurn(client, session.id, "go");
+    const [a, b] = service.calls.filter((c) => c.path === "/echo").slice(-2);
+    expect(a?.headers.connection).toBe("keep-alive");
+    expect(b?.headers.connection).toBe("keep-alive");
+  });
+});
+
+describe("progress over SSE", () => {
+  it("reaches every connected client live with the call_id, and is never stored", async () => {
+    const session = await client.createSession(oneCall("progress"));
+    const controller = new AbortController();
+    const watchers = [0, 1].map(async () => {
+      const seen: SessionEvent[] = [];
+      for await (const event of client.streamEvents(session.id, { signal: controller.signal })) {
+        seen.push(event);
+        if (event.type === "turn.completed") break;
+      }
+      return seen;
+    });
+    // the streams are open before the turn starts: give them a moment to subscribe
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await client.sendMessage(session.id, "go");
+    const [first, second] = await Promise.all(watchers);
+    controller.abort();
+    const callId = first?.find((e) => e.type === "tool.call")?.data.call_id;
+    for (const seen of [first, second]) {
+      const progress = (seen ?? []).filter((e) => e.type === "tool.progress");
+      expect(progress.map((e) => e.data)).toEqual(
+        [1, 2, 3].map((step) => ({ call_id: callId, name: "progress", data: { step } })),
+      );
+      expect(progress.every((e) => !("seq" in e))).toBe(true);
+    }
+    const stored = await client.events(session.id);
+    expect(stored.some((e) => (e.type as string) === "tool.progress")).toBe(false);
+    assertGapless(stored);
+    expect(stored.find((e) => e.type === "tool.result")?.data.content).toEqual([
+      { type: "text", text: "done" },
+    ]);
+  });
+
+  it("stops reading at the result event", async () => {
+    const session = await client.createSession(oneCall("result_then_garbage"));
+    const events = await runTurn(client, session.id, "go");
+    expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({
+      is_error: false,
+      content: [{ text: "first" }],
+    });
+    // Brain closed the stream instead of reading what came after the result
+    await lastCall("/result-then-garbage").closed;
+  });
+});
+
+describe("cancellation", () => {
+  async function startHangingCall() {
+    const session = await client.createSession(oneCall("hang"));
+    const before = service.calls.filter((c) => c.path === "/hang").length;
+    await client.sendMessage(session.id, "go");
+    while (service.calls.filter((c) => c.path === "/hang").length === before)
+      await new Promise((r) => setTimeout(r, 5));
+    return { session, call: lastCall("/hang") };
+  }
+
+  it("interrupt aborts the in-flight request: the service sees the connection close, the result is cancelled", async () => {
+    const bystander = await client.createSession(oneCall("progress"));
+    const bystanderTurn = runTurn(client, bystander.id, "go");
+    const { session, call } = await startHangingCall();
+    await client.interrupt(session.id);
+    await call.closed;
+    const events = await client.events(session.id);
+    expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({
+      is_error: true,
+      unknown_outcome: true,
+      error: { code: "cancelled" },
+    });
+    expect(events.at(-1)?.type).toBe("turn.interrupted");
+    // another session's call is untouched
+    const other = await bystanderTurn;
+    expect(other.find((e) => e.type === "tool.result")?.data.is_error).toBe(false);
+  });
+
+  it("DELETE aborts the in-flight request too, then closes the session", async () => {
+    const { session, call } = await startHangingCall();
+    await client.close(session.id);
+    await call.closed;
+    const types = (await client.events(session.id)).map((e) => e.type);
+    expect(types.slice(-3)).toEqual(["tool.result", "turn.interrupted", "session.closed"]);
+  });
+});
+
+describe("inspection tokens", () => {
+  it("read their own session only, read only, until the call returns; never stored or logged", async () => {
+    otherSessionId = (await client.createSession()).id;
+    const session = await client.createSession(oneCall("inspect"));
+    await runTurn(client, session.id, "go");
+    const report = inspections.at(-1) as InspectionReport;
+    expect(report.token).toMatch(/^bit_/);
+    expect(report.brainUrl).toBe(brain.url);
+    expect(report).toMatchObject({
+      session: 200,
+      events: 200,
+      sawOwnCall: true,
+      otherSession: 404,
+      postMessage: 401,
+      catalog: 401,
+    });
+
+    // the call returned: the token is refused, and the stream opened with it has ended
+    const after = await httpRequest(`${brain.url}/sessions/${session.id}`, {
+      headers: { authorization: `Bearer ${report.token}` },
+    });
+    await after.body.dump();
+    expect(after.statusCode).toBe(401);
+    for (;;) {
+      const next = await report.stream.next();
+      if (next.done) break;
+    }
+
+    // the token is in neither the event log nor the logs
+    await brain.restart();
+    client = brain.client();
+    const db = readFileSync(brain.dbPath);
+    const wal = (() => {
+      try {
+        return readFileSync(`${brain.dbPath}-wal`);
+      } catch {
+        return Buffer.alloc(0);
+      }
+    })();
+    expect(db.includes(report.token)).toBe(false);
+    expect(wal.includes(report.token)).toBe(false);
+    expect(brain.logs()).not.toContain(report.token);
+    expect(brain.logs()).not.toContain(TOOL_TOKEN);
+    expect(brain.logs()).not.toContain(brain.keys.acme);
+  });
+
+  it("are not sent to bindings without inspect_session", async () => {
+    const session = await client.createSession(oneCall("echo"));
+    await runTurn(client, session.id, "go");
+    expect(lastCall("/echo").body.inspection_token).toBeUndefined();
+    expect(lastCall("/echo").body.brain_url).toBeUndefined();
+  });
+});
+
+describe("concurrency", () => {
+  it("200 concurrent calls across 50 sessions end with 200 results and gapless seq", async () => {
+    const four = Array.from({ length: 4 }, (_, i) => ({ name: "echo", arguments: { i } }));
+    const sessions = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        client.createSession({ tools: ["echo"], script: [{ tool_calls: four }, { text: "ok" }] }),
+      ),
+    );
+    await Promise.all(sessions.map((s) => client.sendMessage(s.id, "go")));
+    let results = 0;
+    for (const s of sessions) {
+      const events = await waitForEvents(client, s.id, (all) => all.at(-1)?.type === "turn.completed");
+      assertGapless(events);
+      const calls = events.filter((e) => e.type === "tool.call").map((e) => e.data.call_id);
+      const answered = events.filter((e) => e.type === "tool.result").map((e) => e.data.call_id);
+      expect(answered.sort()).toEqual(calls.sort());
+      results += answered.length;
+    }
+    expect(results).toBe(200);
+  });
+});
+
+describe("proxies", () => {
+  let proxy: ForwardProxy;
+  let refusing: ForwardProxy;
+  beforeAll(async () => {
+    proxy = await startForwardProxy();
+    refusing = await startForwardProxy({ refuse: true });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await refusing?.close();
+  });
+
+  async function echoThrough(env: Record<string, string>) {
+    const proxied = await startBrain(
+      {
+        tools: [
+          {
+            name: "echo",
+            description: "e",
+            input_schema: { type: "object" },
+            url: service.at("/echo"),
+            tenants: ["acme"],
+          },
+        ],
+      },
+      { start: { env } },
+    );
+    try {
+      const c = proxied.client();
+      const session = await c.createSession(oneCall("echo", { via: "proxy" }));
+      const events = await runTurn(c, session.id, "go");
+      return events.find((e) => e.type === "tool.result")?.data;
+    } finally {
+      await proxied.stop();
+    }
+  }
+
+  it("carries the call through HTTP_PROXY", async () => {
+    const before = proxy.carried.length;
+    const result = await echoThrough({ HTTP_PROXY: proxy.url });
+    expect(result).toMatchObject({ is_error: false });
+    const port = new URL(service.url).port;
+    expect(proxy.carried.slice(before).some((line) => line.includes(`127.0.0.1:${port}`))).toBe(true);
+  });
+
+  it("goes direct when NO_PROXY covers the host", async () => {
+    const before = proxy.carried.length;
+    const result = await echoThrough({ HTTP_PROXY: proxy.url, NO_PROXY: "127.0.0.1" });
+    expect(result).toMatchObject({ is_error: false });
+    expect(proxy.carried.length).toBe(before);
+  });
+
+  it("is unreachable when the proxy refuses, and nothing reaches the service", async () => {
+    const before = service.calls.length;
+    const result = await echoThrough({ HTTP_PROXY: refusing.url });
+    expect(result).toMatchObject({ is_error: true, unknown_outcome: false, error: { code: "unreachable" } });
+    expect(service.calls.length).toBe(before);
+    expect(refusing.carried.length).toBeGreaterThan(0);
+  });
+});
