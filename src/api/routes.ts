@@ -11,6 +11,7 @@ import {
 import type { Sessions } from "../sessions/sessions.js";
 import type { Store } from "../store/store.js";
 import type { Metrics } from "../telemetry/metrics.js";
+import { parseTraceparent } from "../telemetry/trace-context.js";
 import { compile } from "../validation.js";
 import { ApiError, sessionNotFound } from "./errors.js";
 import { streamEvents } from "./event-stream.js";
@@ -200,7 +201,8 @@ export function createRoutes(deps: RouteDeps): Route[] {
       handle: async ({ req, res, params, tenantId }) => {
         const body = await readJsonBody(req, config.limits.max_request_bytes, validatePostMessage);
         if (body instanceof ApiError) return sendError(res, body);
-        const accepted = await sessions.postMessage(tenantId, params.id as string, body.content);
+        const trace = parseTraceparent(req.headers.traceparent);
+        const accepted = await sessions.postMessage(tenantId, params.id as string, body.content, trace);
         if (accepted instanceof ApiError) return sendError(res, accepted);
         sendJson(res, 202, accepted);
       },

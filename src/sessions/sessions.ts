@@ -5,6 +5,7 @@ import type { ModelProvider } from "../models/provider.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
+import type { TraceContext } from "../telemetry/trace-context.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
 import { ToolFailure } from "../tools/outcome.js";
 import { foldConversation, unansweredCalls } from "./conversation.js";
@@ -88,7 +89,13 @@ export class Sessions {
     return { sessions: page, next_cursor: sessions.length > limit ? (page.at(-1)?.id ?? null) : null };
   }
 
-  async postMessage(tenantId: string, id: string, content: string): Promise<{ seq: number } | ApiError> {
+  /** `trace` is the client's trace context: the turn's tool requests carry it on as `traceparent`. */
+  async postMessage(
+    tenantId: string,
+    id: string,
+    content: string,
+    trace?: TraceContext,
+  ): Promise<{ seq: number } | ApiError> {
     const session = await this.get(tenantId, id);
     if (!session) return sessionNotFound(id);
     if (this.#stopping)
@@ -102,7 +109,7 @@ export class Sessions {
       { expectStatus: ["idle"], setStatus: "running" },
     );
     if (!Array.isArray(appended)) return appended;
-    this.#startTurn(session);
+    this.#startTurn(session, trace);
     return { seq: appended[0]?.seq ?? 0 };
   }
 
@@ -186,15 +193,19 @@ export class Sessions {
     return this.#running.size;
   }
 
-  #startTurn(session: SessionRecord): void {
+  #startTurn(session: SessionRecord, trace: TraceContext | undefined): void {
     const controller = new AbortController();
-    const done = this.#runTurn(session, controller.signal)
+    const done = this.#runTurn(session, controller.signal, trace)
       .catch((error) => this.deps.logger.error({ session_id: session.id, err: error }, "turn crashed"))
       .finally(() => this.#running.delete(session.id));
     this.#running.set(session.id, { controller, done });
   }
 
-  async #runTurn(session: SessionRecord, signal: AbortSignal): Promise<void> {
+  async #runTurn(
+    session: SessionRecord,
+    signal: AbortSignal,
+    trace: TraceContext | undefined,
+  ): Promise<void> {
     const { config } = this.deps;
     const provider = this.deps.providers.get(session.config.model);
     const append = async (events: readonly NewEvent[], setStatus?: SessionStatus) => {
@@ -226,7 +237,7 @@ export class Sessions {
     }
     const history = foldConversation(await this.#readAll(session.id));
     const end = await runTurn(
-      { session, history, maxSteps: session.config.max_steps, signal },
+      { session, history, maxSteps: session.config.max_steps, signal, trace },
       {
         provider,
         dispatcher: this.deps.dispatcher,

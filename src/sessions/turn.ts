@@ -10,6 +10,7 @@ import {
 } from "../models/provider.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
+import { childTraceparent, type TraceContext } from "../telemetry/trace-context.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
 import type { NewEvent, StoredEvent, ToolResultEventData } from "./events.js";
 import type { SessionRecord, SessionStatus } from "./session-config.js";
@@ -31,6 +32,8 @@ export interface Turn {
   history: readonly ConversationMessage[];
   maxSteps: number;
   signal: AbortSignal;
+  /** The trace the client's message belongs to, if it sent one. */
+  trace: TraceContext | undefined;
 }
 
 /**
@@ -93,6 +96,7 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
       call_id: newId("call"),
       name: call.name,
       arguments: call.arguments,
+      ...(call.provider_call_id !== undefined && { provider_call_id: call.provider_call_id }),
     }));
     const assistant: NewEvent = {
       type: "message.assistant",
@@ -106,7 +110,15 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
       return "completed";
     }
     // the calls are stored before any request goes out, so a crash from here on leaves a trace
-    await deps.append([assistant, ...calls.map((call): NewEvent => ({ type: "tool.call", data: call }))]);
+    await deps.append([
+      assistant,
+      ...calls.map(
+        ({ call_id, name, arguments: args }): NewEvent => ({
+          type: "tool.call",
+          data: { call_id, name, arguments: args },
+        }),
+      ),
+    ]);
     const results = await Promise.all(calls.map((call) => callTool(turn, deps, call)));
     messages.push({ role: "assistant", text: reply.text, tool_calls: calls }, { role: "tool", results });
     if (signal.aborted) return interrupted();
@@ -130,6 +142,7 @@ async function callTool(turn: Turn, deps: TurnDeps, call: ToolCall): Promise<Too
       onProgress: (data) =>
         deps.publishLive("tool.progress", { call_id: call.call_id, name: call.name, data }),
       ...(inspection && { inspection: { token: inspection.token, brainUrl: inspection.brainUrl } }),
+      ...(turn.trace && { traceparent: childTraceparent(turn.trace) }),
     });
   } finally {
     // the token stops working the moment the call returns, whatever the outcome

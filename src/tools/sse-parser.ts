@@ -70,8 +70,8 @@ export class SseParser {
     const limit = this.maxEventBytes(this.#event) + FIELD_OVERHEAD - this.#dataBytes;
     if (this.#lineBytes > limit)
       throw new SseLimitError(this.#event ?? "message", this.maxEventBytes(this.#event));
-    // copy: the caller may reuse its chunk
-    this.#line.push(Buffer.from(bytes));
+    // a view, not a copy: the chunks of undici bodies and fetch streams are never reused
+    this.#line.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   }
 
   #takeLine(): string {

@@ -143,6 +143,25 @@ describe("the request", () => {
     expect(Object.keys(call.body)).toEqual(["tenant_id", "session_id", "call_id", "arguments"]);
   });
 
+  it("carries the client's trace on as a child traceparent", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const session = await client.createSession(oneCall("echo"));
+    const response = await httpRequest(`${brain.url}/sessions/${session.id}/messages`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${brain.keys.acme}`,
+        "content-type": "application/json",
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      },
+      body: JSON.stringify({ content: "traced" }),
+    });
+    await response.body.dump();
+    await waitForEvents(client, session.id, (events) => events.at(-1)?.type === "turn.completed");
+    const traceparent = String(lastCall("/echo").headers.traceparent);
+    expect(traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    expect(traceparent).not.toContain("00f067aa0ba902b7");
+  });
+
   it("has no Authorization header when the binding has no token_env", async () => {
     const session = await client.createSession(oneCall("echo"));
     await runTurn(client, session.id, "go");
