@@ -1,0 +1,149 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "pino";
+import type { ResultObject } from "../src/tools/result.js";
+import { describeErrors } from "../src/validation.js";
+import { EventStreamResponse } from "./event-stream.js";
+import { readJsonBody, sendError, sendJson } from "./http.js";
+import { createInspector } from "./inspection.js";
+import { errorResult, returnedToResult, thrownToResult } from "./result.js";
+import type { Tool, ToolContext } from "./tool.js";
+
+export interface CallOptions {
+  maxBodyBytes: number;
+  maxProgressBytes: number;
+  keepAliveMs: number;
+  logger: Logger;
+  /** Fires when the service stops: every handler's signal fires with it. */
+  stopping: AbortSignal;
+}
+
+/** The request body of DESIGN §6. Unknown fields are tolerated, so a newer Brain can add some. */
+interface CallEnvelope {
+  tenant_id: string;
+  session_id: string;
+  call_id: string;
+  arguments: Record<string, unknown>;
+  inspection?: { token: string; brainUrl: string };
+}
+
+/** The call's envelope, or what is wrong with it. Pure. */
+export function parseEnvelope(body: unknown): CallEnvelope | { problem: string } {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { problem: "the body must be a JSON object" };
+  }
+  const fields = body as Record<string, unknown>;
+  for (const name of ["tenant_id", "session_id", "call_id"]) {
+    const value = fields[name];
+    if (typeof value !== "string" || value === "") return { problem: `${name}: must be a non-empty string` };
+  }
+  const args = fields.arguments;
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    return { problem: "arguments: must be a JSON object" };
+  }
+  const { inspection_token: token, brain_url: brainUrl } = fields;
+  if ((token === undefined) !== (brainUrl === undefined)) {
+    return { problem: "inspection_token and brain_url come together or not at all" };
+  }
+  if (token !== undefined && (typeof token !== "string" || typeof brainUrl !== "string")) {
+    return { problem: "inspection_token and brain_url: must be strings" };
+  }
+  const envelope: CallEnvelope = {
+    tenant_id: fields.tenant_id as string,
+    session_id: fields.session_id as string,
+    call_id: fields.call_id as string,
+    arguments: args as Record<string, unknown>,
+  };
+  if (typeof token === "string" && typeof brainUrl === "string") envelope.inspection = { token, brainUrl };
+  return envelope;
+}
+
+class CallerGone extends Error {
+  constructor() {
+    super("the caller closed the connection");
+  }
+}
+
+/** Answer one authenticated POST to a tool: check the body, run the handler, send its result. */
+export async function handleToolCall(
+  tool: Tool,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: CallOptions,
+): Promise<void> {
+  const body = await readJsonBody(req, options.maxBodyBytes);
+  if (!body.ok) return sendError(res, body.code, body.message);
+  const envelope = parseEnvelope(body.value);
+  if ("problem" in envelope) return sendError(res, "invalid_request", envelope.problem);
+
+  const started = performance.now();
+  const log = options.logger.child({
+    tool: tool.name,
+    call_id: envelope.call_id,
+    tenant_id: envelope.tenant_id,
+    session_id: envelope.session_id,
+  });
+  const controller = new AbortController();
+  const onStopping = () => controller.abort(options.stopping.reason);
+  options.stopping.addEventListener("abort", onStopping, { once: true });
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort(new CallerGone());
+  });
+
+  const streamOptions = { keepAliveMs: options.keepAliveMs, maxBufferedBytes: options.maxProgressBytes * 16 };
+  let stream = tool.streaming ? new EventStreamResponse(res, streamOptions) : undefined;
+  const ctx: ToolContext = {
+    tenant_id: envelope.tenant_id,
+    session_id: envelope.session_id,
+    call_id: envelope.call_id,
+    signal: controller.signal,
+    inspection:
+      envelope.inspection &&
+      createInspector(
+        envelope.inspection.brainUrl,
+        envelope.inspection.token,
+        envelope.session_id,
+        controller.signal,
+      ),
+    log,
+    progress: (data) => {
+      const json = JSON.stringify(data);
+      if (json === undefined) throw new TypeError("progress data must be a JSON value");
+      if (Buffer.byteLength(json) > options.maxProgressBytes) {
+        throw new RangeError(`progress data exceeds ${options.maxProgressBytes} bytes`);
+      }
+      if (controller.signal.aborted) return;
+      stream ??= new EventStreamResponse(res, streamOptions);
+      stream.progress(json);
+    },
+  };
+
+  let result: ResultObject;
+  let outcome: string;
+  if (!tool.validateArguments(envelope.arguments)) {
+    const problems = describeErrors(tool.validateArguments.errors, "arguments").slice(0, 5);
+    result = errorResult(`invalid arguments for ${tool.name}: ${problems.join("; ")}`);
+    outcome = "invalid_arguments";
+  } else {
+    try {
+      const checked = returnedToResult(tool, await tool.handler(envelope.arguments, ctx));
+      result = checked.result;
+      outcome = checked.problem ? "invalid_return" : result.is_error ? "is_error" : "ok";
+      if (checked.problem) log.error({ problem: checked.problem }, "the handler returned an invalid result");
+    } catch (error) {
+      result = thrownToResult(tool, error);
+      outcome = "threw";
+      if (!controller.signal.aborted) log.warn({ err: error }, "the handler threw");
+    }
+  }
+  options.stopping.removeEventListener("abort", onStopping);
+  const durationMs = Math.round((performance.now() - started) * 10) / 10;
+  if (controller.signal.reason instanceof CallerGone) {
+    stream?.abandon();
+    log.info({ outcome: "cancelled", duration_ms: durationMs }, "the caller went away before the result");
+    return;
+  }
+  if (stream) stream.result(result);
+  else sendJson(res, 200, result);
+  const dropped = stream?.dropped ? { dropped_progress: stream.dropped } : {};
+  log.info({ outcome, duration_ms: durationMs, ...dropped }, "tool call answered");
+}

@@ -1,0 +1,96 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** The codes of the kit's HTTP error answers, `{"error": {"code", "message"}}`. They are API. */
+export type HttpErrorCode =
+  | "unauthorized"
+  | "not_found"
+  | "method_not_allowed"
+  | "unsupported_media_type"
+  | "body_too_large"
+  | "invalid_request";
+
+const STATUS: Record<HttpErrorCode, number> = {
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  unsupported_media_type: 415,
+  body_too_large: 413,
+  invalid_request: 400,
+};
+
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+  });
+  res.end(body);
+}
+
+export function sendError(
+  res: ServerResponse,
+  code: HttpErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  sendJson(res, STATUS[code], { error: { code, message } });
+}
+
+export function sendUnauthorized(res: ServerResponse): void {
+  sendError(res, "unauthorized", "no or wrong bearer token", { "www-authenticate": "Bearer" });
+}
+
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`the body exceeds ${limit} bytes`);
+  }
+}
+
+/** Read a whole body, never holding more than `maxBytes`: past that it throws BodyTooLarge. */
+export async function readBounded(
+  body: AsyncIterable<Buffer | Uint8Array>,
+  maxBytes: number,
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    // stop here: past the limit nothing can be accepted, and buffering more is what an abuser wants
+    if (size > maxBytes) throw new BodyTooLarge(maxBytes);
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
+}
+
+export type JsonBody = { ok: true; value: unknown } | { ok: false; code: HttpErrorCode; message: string };
+
+/** Read and parse a JSON request body: checks the content type and the size before parsing. */
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<JsonBody> {
+  const type = String(req.headers["content-type"] ?? "")
+    .split(";")[0]
+    ?.trim()
+    .toLowerCase();
+  if (type !== "application/json") {
+    req.resume();
+    return { ok: false, code: "unsupported_media_type", message: "send Content-Type: application/json" };
+  }
+  if (Number(req.headers["content-length"]) > maxBytes) {
+    req.resume();
+    return { ok: false, code: "body_too_large", message: `the body exceeds ${maxBytes} bytes` };
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await readBounded(req, maxBytes);
+  } catch (error) {
+    if (!(error instanceof BodyTooLarge)) throw error;
+    req.resume();
+    return { ok: false, code: "body_too_large", message: error.message };
+  }
+  try {
+    return { ok: true, value: JSON.parse(bytes.toString("utf8")) };
+  } catch {
+    return { ok: false, code: "invalid_request", message: "the body is not valid JSON" };
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * The tool kit: write a tool service for Brain in TypeScript. Define tools with typed arguments,
+ * serve them with bearer-token auth, JSON or event-stream answers, and error results for thrown
+ * errors. It shares only pure protocol pieces with Brain (the result object's schema, the tool
+ * schema compiler), never Brain's server code. See kit/README.md.
+ */
+export type { ContentItem, ResultObject } from "../src/tools/result.js";
+export { bearerAuth, bearerToken, tokenFromEnv } from "./auth.js";
+export { type HttpErrorCode, readJsonBody, sendError, sendJson, sendUnauthorized } from "./http.js";
+export {
+  type InspectedEvent,
+  type InspectedSession,
+  InspectionError,
+  type SessionInspector,
+} from "./inspection.js";
+export { errorResult, ToolError, textResult } from "./result.js";
+export { type ExtraRoutes, type RunningService, type ServeOptions, serve } from "./service.js";
+export {
+  defineTool,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResultObject,
+  type ToolReturn,
+} from "./tool.js";

@@ -1,0 +1,141 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import pino, { type Logger } from "pino";
+import { bearerAuth } from "./auth.js";
+import { handleToolCall } from "./call.js";
+import { sendError, sendJson, sendUnauthorized } from "./http.js";
+import type { Tool } from "./tool.js";
+
+/** Answers a request the kit does not route itself; returns false to let the kit answer 404. */
+export type ExtraRoutes = (req: IncomingMessage, res: ServerResponse, url: URL) => boolean | Promise<boolean>;
+
+export interface ServeOptions {
+  tools: readonly Tool[];
+  /** The bearer token Brain sends (the binding's token_env). Use tokenFromEnv(name). */
+  token: string;
+  /** Default 127.0.0.1: loopback unless you mean otherwise. */
+  host?: string;
+  /** Default 0: a free port (read it from `url`). */
+  port?: number;
+  /** Tools answer at `{basePath}/{name}`; `GET {basePath}` lists them. Default "/tools". */
+  basePath?: string;
+  /** Keep-alive comment interval on event streams. Default 15 000. */
+  keepAliveMs?: number;
+  /** Request body cap. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** One progress payload's cap, as Brain's limits.max_progress_bytes. Default 65 536. */
+  maxProgressBytes?: number;
+  /** How long close() lets handlers finish after their signal fired. Default 5 000. */
+  closeGraceMs?: number;
+  /** Default: JSON lines on stdout, named by `name`. */
+  logger?: Logger;
+  name?: string;
+  /** Routes of your own (an operator page, a status endpoint); they do their own auth. */
+  extraRoutes?: ExtraRoutes;
+}
+
+export interface RunningService {
+  /** `http://host:port`, without the base path. */
+  url: string;
+  server: Server;
+  logger: Logger;
+  /** Stop accepting, fire every handler's signal, let them finish (bounded), then drop connections. */
+  close(): Promise<void>;
+}
+
+class ServiceStopping extends Error {
+  constructor() {
+    super("the tool service is stopping");
+  }
+}
+
+/** Serve tools over HTTP on the protocol of DESIGN §6. */
+export async function serve(options: ServeOptions): Promise<RunningService> {
+  const basePath = (options.basePath ?? "/tools").replace(/\/+$/, "");
+  const tools = new Map<string, Tool>();
+  for (const tool of options.tools) {
+    if (tools.has(tool.name)) throw new Error(`two tools are named "${tool.name}"`);
+    tools.set(tool.name, tool);
+  }
+  const authorized = bearerAuth(options.token);
+  const logger = options.logger ?? pino({ base: { service: options.name ?? "tool-service" } });
+  const stopping = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+  const callOptions = {
+    maxBodyBytes: options.maxBodyBytes ?? 1_048_576,
+    maxProgressBytes: options.maxProgressBytes ?? 65_536,
+    keepAliveMs: options.keepAliveMs ?? 15_000,
+    logger,
+    stopping: stopping.signal,
+  };
+  const manifest = {
+    tools: [...tools.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.inputSchema,
+      ...(tool.outputSchema && { output_schema: tool.outputSchema }),
+    })),
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://service");
+    if (url.pathname === "/healthz" && req.method === "GET") return sendJson(res, 200, { status: "ok" });
+    const underBase = url.pathname === basePath || url.pathname.startsWith(`${basePath}/`);
+    if (!underBase) {
+      if (options.extraRoutes && (await options.extraRoutes(req, res, url))) return;
+      return sendError(res, "not_found", `nothing at ${url.pathname}; tools are at ${basePath}/NAME`);
+    }
+    if (!authorized(req.headers.authorization)) return sendUnauthorized(res);
+    if (url.pathname === basePath) {
+      if (req.method !== "GET") return sendError(res, "method_not_allowed", "use GET", { allow: "GET" });
+      return sendJson(res, 200, manifest);
+    }
+    const tool = tools.get(decodeURIComponent(url.pathname.slice(basePath.length + 1)));
+    if (!tool) return sendError(res, "not_found", `no tool at ${url.pathname}`);
+    if (req.method !== "POST") return sendError(res, "method_not_allowed", "use POST", { allow: "POST" });
+    await handleToolCall(tool, req, res, callOptions);
+  };
+
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => {
+    const handled = route(req, res).catch((error: unknown) => {
+      logger.error({ err: error }, "request failed");
+      if (!res.headersSent) sendJson(res, 500, { error: { code: "internal", message: "internal error" } });
+      else res.destroy();
+    });
+    inFlight.add(handled);
+    handled.finally(() => inFlight.delete(handled));
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info({ url, tools: [...tools.keys()] }, "tool service listening");
+
+  return {
+    url,
+    server,
+    logger,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      stopping.abort(new ServiceStopping());
+      const grace = new Promise<void>((resolve) =>
+        setTimeout(resolve, options.closeGraceMs ?? 5_000).unref(),
+      );
+      await Promise.race([Promise.allSettled([...inFlight]), grace]);
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
