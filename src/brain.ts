@@ -43,7 +43,9 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     maxProgressBytes: config.limits.max_progress_bytes,
     ...(options.env && { env: options.env }),
   });
-  const providers = new Map([...config.models].map(([name, entry]) => [name, createModelProvider(entry)]));
+  const providers = new Map(
+    [...config.models].map(([name, entry]) => [name, createModelProvider(entry, { logger })]),
+  );
   let publicUrl = config.publicUrl;
   const sessions = new Sessions({
     config,

@@ -13,6 +13,9 @@ import {
   type ModelEntry,
 } from "./schema.js";
 
+/** A model entry with its API key read from `api_key_env`: the key reaches the provider and nothing else. */
+export type ModelConfig = ModelEntry & { apiKey: Secret | undefined };
+
 export interface Tenant {
   id: string;
   apiKey: Secret;
@@ -39,7 +42,7 @@ export interface BrainConfig {
   logLevel: string;
   store: { kind: "sqlite"; path: string };
   tenants: Tenant[];
-  models: ReadonlyMap<string, ModelEntry>;
+  models: ReadonlyMap<string, ModelConfig>;
   defaultModel: string;
   tools: ReadonlyMap<string, ToolBinding>;
   limits: Limits;
@@ -114,17 +117,23 @@ export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
     tenants.push({ id: tenant.id, apiKey });
   });
 
-  const models = new Map<string, ModelEntry>();
+  const models = new Map<string, ModelConfig>();
   config.models.forEach((model, i) => {
     if (models.has(model.name)) problems.push(`models[${i}].name: duplicate model name "${model.name}"`);
-    models.set(model.name, model);
+    let apiKey: Secret | undefined;
     if (model.provider !== "scripted") {
-      if (model.api_key_env !== undefined) secret(`models[${i}].api_key_env`, model.api_key_env);
+      if (model.api_key_env !== undefined) apiKey = secret(`models[${i}].api_key_env`, model.api_key_env);
+      // only a server of your own (base_url) may go without a key; the public APIs always need one
+      else if (model.base_url === undefined)
+        problems.push(
+          `models[${i}].api_key_env: required without base_url; name the environment variable that holds the API key`,
+        );
       if (model.base_url !== undefined) {
         const problem = urlProblem(model.base_url);
         if (problem) problems.push(`models[${i}].base_url: ${problem}`);
       }
     }
+    models.set(model.name, { ...model, apiKey });
   });
 
   const tools = new Map<string, ToolBinding>();

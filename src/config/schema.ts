@@ -15,9 +15,9 @@ const Id = Type.String({ pattern: "^[a-zA-Z0-9_.-]{1,64}$" });
 export const ScriptedToolCallSchema = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
-    arguments: Type.Record(Type.String(), Type.Unknown(), {
-      description: "The arguments as the model would give them.",
-    }),
+    // any JSON, not only an object: a recorded model may have produced arguments that are not
+    // an object (or not JSON at all), and a replay must give the tool the same thing
+    arguments: Type.Unknown({ description: "The arguments as the model would give them." }),
   },
   strict,
 );
@@ -41,6 +41,12 @@ export const ScriptedStepSchema = Type.Object(
         strict,
       ),
     ),
+    stop_reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'The stop reason to report; "tool_use" when the step calls tools, else "end_turn".',
+      }),
+    ),
   },
   { ...strict, description: "One model call of the scripted model." },
 );
@@ -50,12 +56,42 @@ export const ScriptSchema = Type.Array(ScriptedStepSchema, { maxItems: 10_000 })
 const providerModelFields = {
   name: Id,
   model: Type.String({ minLength: 1 }),
-  api_key_env: Type.Optional(EnvName),
-  base_url: Type.Optional(Type.String({ minLength: 1 })),
+  api_key_env: Type.Optional(
+    Type.String({
+      pattern: ENV_NAME_PATTERN,
+      description: "The environment variable holding the API key; required without base_url.",
+    }),
+  ),
+  base_url: Type.Optional(
+    Type.String({ minLength: 1, description: "The API's base URL; the provider's public API by default." }),
+  ),
   max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-  timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
-  max_retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+  timeout_seconds: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 3600,
+      default: 600,
+      description: "The longest wait for the response to start, and between two streamed events.",
+    }),
+  ),
+  max_retries: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 10,
+      default: 2,
+      description:
+        "Retries of a model call after 408, 409, 429, 5xx, overloaded, timeout or connection errors.",
+    }),
+  ),
+  max_retry_wait_seconds: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 3600,
+      default: 60,
+      description: "The longest wait before one retry; a longer retry-after ends the turn instead.",
+    }),
+  ),
 };
 
 export const ModelSchema = TaggedUnion("provider", [

@@ -1,4 +1,4 @@
-import type { ModelEntry } from "../config/schema.js";
+import type { ModelConfig } from "../config/load.js";
 import type { ToolResultEventData } from "../sessions/events.js";
 import type { SessionConfig } from "../sessions/session-config.js";
 
@@ -7,6 +7,8 @@ export interface ToolCall {
   name: string;
   /** As the model gave them: usually an object, but a model can produce anything. */
   arguments: unknown;
+  /** The provider's own id for the call, given back to it with the result (see `wireCallId`). */
+  provider_call_id?: string;
 }
 
 export interface Usage {
@@ -38,7 +40,7 @@ export interface ModelRequest {
 
 export interface ModelReply {
   text: string;
-  tool_calls: { name: string; arguments: unknown }[];
+  tool_calls: { name: string; arguments: unknown; provider_call_id?: string }[];
   stop_reason: string;
   usage: Usage;
 }
@@ -58,4 +60,24 @@ export class ModelError extends Error {
   }
 }
 
-export type ModelProviderFactory = (entry: ModelEntry) => ModelProvider;
+/**
+ * The id a provider sees for a call: its own when it gave one, else Brain's (a call made by another
+ * model, e.g. the scripted one). Brain's `call_…` ids fit both providers' id formats, but a
+ * provider's own id is the one it is sure to accept (some compatible servers demand their format).
+ */
+export function wireCallId(call: ToolCall): string {
+  return call.provider_call_id ?? call.call_id;
+}
+
+/**
+ * The provider ids of one reply's calls, kept only where each is non-empty and unique in the
+ * reply: a server that repeats or omits ids would otherwise make results ambiguous, so those
+ * calls go by Brain's ids instead.
+ */
+export function distinctProviderIds(ids: readonly (string | undefined)[]): (string | undefined)[] {
+  const counts = new Map<string, number>();
+  for (const id of ids) if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return ids.map((id) => (id && counts.get(id) === 1 ? id : undefined));
+}
+
+export type ModelProviderFactory = (entry: ModelConfig) => ModelProvider;

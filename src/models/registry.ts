@@ -1,21 +1,18 @@
-import type { ModelEntry } from "../config/schema.js";
-import { ModelError, type ModelProvider } from "./provider.js";
+import type { ModelConfig } from "../config/load.js";
+import type { Logger } from "../telemetry/logger.js";
+import { AnthropicModel } from "./anthropic.js";
+import { OpenAIModel } from "./openai.js";
+import type { ModelProvider } from "./provider.js";
 import { ScriptedModel } from "./scripted.js";
 
 /** One provider instance per model entry, made when Brain starts. */
-export function createModelProvider(entry: ModelEntry): ModelProvider {
+export function createModelProvider(entry: ModelConfig, options: { logger?: Logger } = {}): ModelProvider {
   switch (entry.provider) {
     case "scripted":
       return new ScriptedModel(entry.script);
     case "anthropic":
+      return new AnthropicModel(entry, options.logger);
     case "openai":
-      return {
-        complete: async () => {
-          throw new ModelError(
-            "provider_unavailable",
-            `the ${entry.provider} provider is not available in this build`,
-          );
-        },
-      };
+      return new OpenAIModel(entry, options.logger);
   }
 }

@@ -40,7 +40,7 @@ export class ScriptedModel implements ModelProvider {
     return {
       text,
       tool_calls: toolCalls,
-      stop_reason: toolCalls.length > 0 ? "tool_use" : "end_turn",
+      stop_reason: step.stop_reason ?? (toolCalls.length > 0 ? "tool_use" : "end_turn"),
       usage: step.usage ?? { input_tokens: 0, output_tokens: 0 },
     };
   }

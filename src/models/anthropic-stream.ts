@@ -1,0 +1,103 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import { distinctProviderIds, type ModelReply } from "./provider.js";
+import { AttemptError, attemptFailure } from "./provider-failure.js";
+import { parseArguments } from "./tool-arguments.js";
+
+type StreamEvent = Anthropic.Messages.RawMessageStreamEvent;
+
+interface ToolUse {
+  id: string;
+  name: string;
+  /** The input from content_block_start, used when no input_json_delta follows. */
+  initial: unknown;
+  json: string;
+}
+
+/**
+ * Folds a Messages API event stream into one reply. The stored text is exactly the text deltas
+ * given out live, so what a client watched and what it reads back agree.
+ */
+export class AnthropicStreamFold {
+  #text = "";
+  readonly #tools = new Map<number, ToolUse>();
+  #stopReason: string | undefined;
+  #stopped = false;
+  #input = 0;
+  #output = 0;
+
+  /** Take one event; returns the text it adds, if any. */
+  push(event: StreamEvent): string | undefined {
+    switch (event.type) {
+      case "message_start":
+        this.#setUsage(event.message.usage);
+        return undefined;
+      case "content_block_start": {
+        const block = event.content_block;
+        if (block.type === "tool_use") {
+          this.#tools.set(event.index, { id: block.id, name: block.name, initial: block.input, json: "" });
+        } else if (block.type === "text" && block.text !== "") {
+          this.#text += block.text;
+          return block.text;
+        }
+        return undefined;
+      }
+      case "content_block_delta": {
+        const delta = event.delta;
+        if (delta.type === "text_delta") {
+          this.#text += delta.text;
+          return delta.text;
+        }
+        if (delta.type === "input_json_delta") {
+          const tool = this.#tools.get(event.index);
+          if (tool) tool.json += delta.partial_json;
+        }
+        return undefined;
+      }
+      case "message_delta":
+        this.#stopReason = event.delta.stop_reason ?? this.#stopReason;
+        this.#setUsage(event.usage);
+        return undefined;
+      case "message_stop":
+        this.#stopped = true;
+        return undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  /** The reply, once the stream has ended; a stream cut before message_stop is a lost connection. */
+  finish(): ModelReply {
+    if (!this.#stopped) {
+      throw new AttemptError(
+        attemptFailure("provider_connection_lost", "the model provider's stream ended before message_stop"),
+      );
+    }
+    const tools = [...this.#tools.entries()].sort(([a], [b]) => a - b).map(([, tool]) => tool);
+    const ids = distinctProviderIds(tools.map((tool) => tool.id));
+    return {
+      text: this.#text,
+      tool_calls: tools.map((tool, i) => {
+        const id = ids[i];
+        return {
+          name: tool.name,
+          arguments: tool.json === "" ? tool.initial : parseArguments(tool.json),
+          ...(id !== undefined && { provider_call_id: id }),
+        };
+      }),
+      stop_reason: this.#stopReason ?? "end_turn",
+      usage: { input_tokens: this.#input, output_tokens: this.#output },
+    };
+  }
+
+  /**
+   * message_start carries the input count, message_delta the running totals. Brain reports every
+   * input token the model read, cached or not, as OpenAI's prompt_tokens does.
+   */
+  #setUsage(usage: Partial<Anthropic.Messages.MessageDeltaUsage> | undefined): void {
+    if (!usage) return;
+    const inputs = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens];
+    if (inputs.some((count) => count != null))
+      this.#input = inputs.reduce<number>((sum, n) => sum + (n ?? 0), 0);
+    if (usage.output_tokens != null) this.#output = usage.output_tokens;
+  }
+}

@@ -1,0 +1,99 @@
+import type OpenAI from "openai";
+import type { ToolResultEventData } from "../sessions/events.js";
+import { type ConversationMessage, type ModelRequest, wireCallId } from "./provider.js";
+import { mediaNote, resultParts } from "./result-parts.js";
+
+type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+export interface OpenAISettings {
+  model: string;
+  max_tokens?: number | undefined;
+  temperature?: number | undefined;
+  /**
+   * OpenAI's own API wants `max_completion_tokens` (its reasoning models refuse `max_tokens`);
+   * compatible servers (vLLM, Ollama, llama.cpp, LM Studio) all know `max_tokens`.
+   */
+  official: boolean;
+}
+
+/** The streamed Chat Completions request for one model call. */
+export function openAIRequest(
+  request: ModelRequest,
+  settings: OpenAISettings,
+): OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming {
+  const { max_tokens: maxTokens } = settings;
+  return {
+    model: settings.model,
+    messages: [
+      ...(request.system ? [{ role: "system" as const, content: request.system }] : []),
+      ...openAIMessages(request.messages),
+    ],
+    ...(request.tools.length > 0 && {
+      tools: request.tools.map((tool) => ({
+        type: "function" as const,
+        function: { name: tool.name, description: tool.description, parameters: tool.input_schema },
+      })),
+    }),
+    ...(maxTokens !== undefined &&
+      (settings.official ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens })),
+    ...(settings.temperature !== undefined && { temperature: settings.temperature }),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+}
+
+export function openAIMessages(messages: readonly ConversationMessage[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  // a result names its call by Brain's id; the model knows the call by the id it was given
+  const wireIds = new Map<string, string>();
+  for (const message of messages) {
+    switch (message.role) {
+      case "user":
+        out.push({ role: "user", content: message.content });
+        break;
+      case "assistant": {
+        if (message.text === "" && message.tool_calls.length === 0) break; // says nothing to the model
+        for (const call of message.tool_calls) wireIds.set(call.call_id, wireCallId(call));
+        out.push({
+          role: "assistant",
+          content: message.text === "" ? null : message.text,
+          ...(message.tool_calls.length > 0 && {
+            tool_calls: message.tool_calls.map((call) => ({
+              id: wireCallId(call),
+              type: "function" as const,
+              function: {
+                name: call.name,
+                // arguments that were not JSON go back as the model wrote them
+                arguments:
+                  typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+              },
+            })),
+          }),
+        });
+        break;
+      }
+      case "tool":
+        for (const result of message.results) {
+          out.push({
+            role: "tool",
+            tool_call_id: wireIds.get(result.call_id) ?? result.call_id,
+            content: toolResultText(result),
+          });
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * A tool message carries text only, so images are described, not shown; Chat Completions has no
+ * error flag, so an error result says so in its first word.
+ */
+export function toolResultText(result: ToolResultEventData): string {
+  const text = resultParts(result)
+    .map((part) => (part.type === "text" ? part.text : mediaNote("image", part.mime_type, part.data)))
+    .join("\n");
+  if (result.is_error) return `Error: ${text || "the tool failed without saying why"}`;
+  return text || "(the tool returned no content)";
+}

@@ -1,0 +1,82 @@
+import OpenAI, { type APIError } from "openai";
+import type { ModelConfig } from "../config/load.js";
+import type { Logger } from "../telemetry/logger.js";
+import { openAIRequest } from "./openai-request.js";
+import { OpenAIStreamFold } from "./openai-stream.js";
+import type { ModelProvider, ModelReply, ModelRequest } from "./provider.js";
+import { type ProviderSettings, providerSettings } from "./provider-settings.js";
+import { withRetries } from "./retry.js";
+import { judgeSdkError, type SdkErrors } from "./sdk-errors.js";
+import { streamedAttempt } from "./streamed-attempt.js";
+
+type OpenAIConfig = Extract<ModelConfig, { provider: "openai" }>;
+
+const ERRORS: SdkErrors<APIError> = {
+  APIError: OpenAI.APIError,
+  APIConnectionError: OpenAI.APIConnectionError,
+  APIConnectionTimeoutError: OpenAI.APIConnectionTimeoutError,
+  answer: (error) => ({
+    type: error.type ?? undefined,
+    message: (error.error as { message?: unknown } | undefined)?.message?.toString() ?? error.message,
+  }),
+};
+
+/**
+ * OpenAI's Chat Completions API through the official SDK, streamed; with `base_url`, any server
+ * that speaks it (vLLM, Ollama, llama.cpp, LM Studio, OpenRouter).
+ */
+export class OpenAIModel implements ModelProvider {
+  readonly #client: OpenAI;
+  readonly #settings: ProviderSettings;
+
+  constructor(
+    private readonly config: OpenAIConfig,
+    private readonly logger?: Logger,
+  ) {
+    this.#settings = providerSettings(config);
+    const key = config.apiKey?.reveal();
+    this.#client = new OpenAI({
+      // explicit, so no OPENAI_* variable changes where requests go or what they carry
+      baseURL: config.base_url ?? "https://api.openai.com/v1",
+      // the SDK insists on a key; a keyless server of your own gets no Authorization header at all
+      apiKey: key ?? "none",
+      ...(key === undefined && { defaultHeaders: { authorization: null } }),
+      organization: null,
+      project: null,
+      maxRetries: 0,
+      timeout: this.#settings.idleMs,
+      logLevel: "off",
+    });
+  }
+
+  complete(request: ModelRequest): Promise<ModelReply> {
+    const params = openAIRequest(request, { ...this.config, official: this.config.base_url === undefined });
+    const attempt = () =>
+      streamedAttempt(request.signal, this.#settings.idleMs, async ({ signal, touch }) => {
+        const stream = await this.#client.chat.completions.create(params, { signal });
+        const fold = new OpenAIStreamFold();
+        for await (const chunk of stream) {
+          touch();
+          const text = fold.push(chunk);
+          if (text) request.onDelta(text);
+        }
+        return fold.finish();
+      });
+    return withRetries(attempt, {
+      policy: this.#settings.retry,
+      signal: request.signal,
+      judge: (error) => judgeSdkError(error, ERRORS, this.config.apiKey),
+      onRetry: (failure, waitMs, attempt) =>
+        this.logger?.warn(
+          {
+            model: this.config.name,
+            session_id: request.session.id,
+            code: failure.code,
+            attempt,
+            wait_ms: waitMs,
+          },
+          `model call failed, retrying: ${failure.message}`,
+        ),
+    });
+  }
+}
