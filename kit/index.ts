@@ -13,6 +13,7 @@ export {
   InspectionError,
   type SessionInspector,
 } from "./inspection.js";
+export { manifestOf, type ToolManifest, ToolManifestSchema } from "./manifest.js";
 export { errorResult, ToolError, textResult } from "./result.js";
 export { type ExtraRoutes, type RunningService, type ServeOptions, serve } from "./service.js";
 export {

@@ -4,6 +4,7 @@ import pino, { type Logger } from "pino";
 import { bearerAuth } from "./auth.js";
 import { handleToolCall } from "./call.js";
 import { sendError, sendJson, sendUnauthorized } from "./http.js";
+import { manifestOf } from "./manifest.js";
 import type { Tool } from "./tool.js";
 
 /** Answers a request the kit does not route itself; returns false to let the kit answer 404. */
@@ -68,14 +69,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     logger,
     stopping: stopping.signal,
   };
-  const manifest = {
-    tools: [...tools.values()].map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      input_schema: tool.inputSchema,
-      ...(tool.outputSchema && { output_schema: tool.outputSchema }),
-    })),
-  };
+  const manifest = manifestOf(tools.values());
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://service");

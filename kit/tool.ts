@@ -50,6 +50,11 @@ export interface ToolDefinition<I extends TSchema, O extends TSchema | undefined
    * handler works: for work that may outlast Brain's headers timeout (30 s by default).
    */
   streaming?: boolean;
+  /**
+   * How long a call may take, as a hint for the binding's `timeout_seconds` (`brain tools config`
+   * writes it); Brain's default is 300.
+   */
+  timeoutSeconds?: number;
   /** A thrown error becomes an `is_error` result whose text is the error's message. */
   handler: (
     args: Static<I>,
@@ -64,6 +69,7 @@ export interface Tool {
   readonly inputSchema: Record<string, unknown>;
   readonly outputSchema: Record<string, unknown> | undefined;
   readonly streaming: boolean;
+  readonly timeoutSeconds: number | undefined;
   readonly validateArguments: ToolSchemaValidator;
   readonly validateOutput: ToolSchemaValidator | undefined;
   readonly handler: (args: unknown, ctx: ToolContext) => ToolReturn<unknown> | Promise<ToolReturn<unknown>>;
@@ -95,6 +101,7 @@ export function defineTool<I extends TSchema, O extends TSchema | undefined = un
     inputSchema,
     outputSchema,
     streaming: definition.streaming ?? false,
+    timeoutSeconds: definition.timeoutSeconds,
     validateArguments: compileToolSchema(inputSchema),
     validateOutput: outputSchema === undefined ? undefined : compileToolSchema(outputSchema),
     handler: definition.handler as Tool["handler"],

@@ -1,0 +1,93 @@
+import { parseArgs } from "node:util";
+import { checkToolService, formatOutcomes } from "../tools-check/check.js";
+import { toolToken } from "./tool-token.js";
+
+const HELP = `brain tools check — check a tool service against the tool protocol
+
+Usage:
+  brain tools check URL [options]
+
+URL is the tool's URL, as in a binding (http://127.0.0.1:8081/tools/echo). The check sends one
+well-formed call as Brain does and judges the answer (status, content type, result object, event
+stream framing, exactly one result), then sends the call without the token and with a wrong one
+(each must get 401) and a body that is not JSON (must get a 4xx). It prints one line per rule,
+PASS or FAIL and why, and exits 0 when every rule passes, 1 otherwise (2: bad usage).
+
+Options:
+  --token-env NAME          the environment variable holding the service's token (default BRAIN_TOOLS_KEY)
+  --token VALUE             the token itself (visible in ps and shell history: prefer --token-env)
+  --arguments JSON          the call's arguments, a JSON object (default {})
+  --headers-timeout SECONDS response headers must come within this (default 30, as Brain)
+  --timeout SECONDS         the whole call must finish within this (default 60)
+  --max-output-bytes N      the result's size cap (default 1048576, as Brain)
+  -h, --help                this help`;
+
+function usage(message: string): number {
+  process.stderr.write(`brain tools check: ${message}\n\n${HELP}\n`);
+  return 2;
+}
+
+function positiveNumber(raw: string | undefined, name: string, fallback: number): number | string {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  return Number.isFinite(value) && value > 0 ? value : `${name} must be a positive number, not "${raw}"`;
+}
+
+export async function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(args);
+  } catch (error) {
+    return usage((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1) return usage("give exactly one URL");
+  const url = positionals[0] as string;
+  if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) return usage(`"${url}" is not an http or https URL`);
+  const token = toolToken(values, env);
+  if ("problem" in token) return usage(token.problem);
+  let callArguments: unknown;
+  try {
+    callArguments = JSON.parse(values.arguments ?? "{}");
+  } catch {
+    return usage("--arguments must be valid JSON");
+  }
+  if (typeof callArguments !== "object" || callArguments === null || Array.isArray(callArguments)) {
+    return usage("--arguments must be a JSON object");
+  }
+  const headersTimeout = positiveNumber(values["headers-timeout"], "--headers-timeout", 30);
+  const timeout = positiveNumber(values.timeout, "--timeout", 60);
+  const maxOutput = positiveNumber(values["max-output-bytes"], "--max-output-bytes", 1_048_576);
+  for (const value of [headersTimeout, timeout, maxOutput])
+    if (typeof value === "string") return usage(value);
+
+  const outcomes = await checkToolService(url, {
+    token: token.token,
+    arguments: callArguments as Record<string, unknown>,
+    headersTimeoutMs: (headersTimeout as number) * 1000,
+    callTimeoutMs: (timeout as number) * 1000,
+    maxOutputBytes: maxOutput as number,
+  });
+  process.stdout.write(`${url}\n${formatOutcomes(outcomes)}\n`);
+  return outcomes.every((outcome) => outcome.pass) ? 0 : 1;
+}
+
+function parse(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      "token-env": { type: "string" },
+      token: { type: "string" },
+      arguments: { type: "string" },
+      "headers-timeout": { type: "string" },
+      timeout: { type: "string" },
+      "max-output-bytes": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}

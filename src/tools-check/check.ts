@@ -1,0 +1,71 @@
+import { randomBytes } from "node:crypto";
+import { type ExchangeOptions, exchange } from "./exchange.js";
+import { type Observation, TOOL_SERVICE_RULES } from "./rules.js";
+
+export interface CheckOptions {
+  /** The bearer token the service expects; the checker never prints it. */
+  token: string;
+  /** The call's `arguments`. */
+  arguments: Record<string, unknown>;
+  headersTimeoutMs?: number;
+  callTimeoutMs?: number;
+  maxOutputBytes?: number;
+  maxProgressBytes?: number;
+  afterResultMs?: number;
+}
+
+export interface RuleOutcome {
+  id: string;
+  says: string;
+  pass: boolean;
+  why: string;
+}
+
+const id = (prefix: string) => `${prefix}_check_${randomBytes(8).toString("hex")}`;
+
+/** Call the tool at `url` as Brain does, plus three calls it must refuse, and judge every rule. */
+export async function checkToolService(url: string, options: CheckOptions): Promise<RuleOutcome[]> {
+  const body = JSON.stringify({
+    tenant_id: "brain-tools-check",
+    session_id: id("ses"),
+    call_id: id("call"),
+    arguments: options.arguments,
+  });
+  const base: Omit<ExchangeOptions, "headers" | "body"> = {
+    headersTimeoutMs: options.headersTimeoutMs ?? 30_000,
+    callTimeoutMs: options.callTimeoutMs ?? 60_000,
+    maxOutputBytes: options.maxOutputBytes ?? 1_048_576,
+    maxProgressBytes: options.maxProgressBytes ?? 65_536,
+    afterResultMs: options.afterResultMs ?? 1_000,
+  };
+  const headers = (token: string | undefined) => ({
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    ...(token !== undefined && { authorization: `Bearer ${token}` }),
+  });
+  // one at a time: a service that serializes calls must not fail a rule for it
+  const seen: Observation = {
+    call: await exchange(url, { ...base, headers: headers(options.token), body }),
+    noToken: await exchange(url, { ...base, headers: headers(undefined), body }),
+    wrongToken: await exchange(url, {
+      ...base,
+      headers: headers(`wrong-${randomBytes(16).toString("hex")}`),
+      body,
+    }),
+    badBody: await exchange(url, { ...base, headers: headers(options.token), body: "{not json" }),
+  };
+  return TOOL_SERVICE_RULES.map((rule) => ({ id: rule.id, says: rule.says, ...rule.judge(seen) }));
+}
+
+/** One line per rule: `PASS  status        answered 200, headers after 3 ms`. */
+export function formatOutcomes(outcomes: readonly RuleOutcome[]): string {
+  const width = Math.max(...outcomes.map((outcome) => outcome.id.length));
+  const lines = outcomes.map(
+    (outcome) => `${outcome.pass ? "PASS" : "FAIL"}  ${outcome.id.padEnd(width)}  ${outcome.why}`,
+  );
+  const failed = outcomes.filter((outcome) => !outcome.pass).length;
+  lines.push(
+    failed === 0 ? `all ${outcomes.length} rules pass` : `${failed} of ${outcomes.length} rules fail`,
+  );
+  return lines.join("\n");
+}
