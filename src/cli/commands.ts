@@ -15,4 +15,9 @@ export const COMMANDS: Record<string, Command> = {
     summary: "print the host config's JSON Schema",
     load: () => import("./schema-command.js"),
   },
+  tools: {
+    usage: "brain tools check|config URL",
+    summary: "check a tool service against the protocol; print a host config for one",
+    load: () => import("./tools-command.js"),
+  },
 };
