@@ -1,0 +1,220 @@
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { type Static, Type } from "@sinclair/typebox";
+import { parseListen } from "../../../src/config/load.js";
+import { Secret } from "../../../src/secret.js";
+import { check, compile, StringEnum } from "../../../src/validation.js";
+
+const strict = { additionalProperties: false } as const;
+const absolutePath = (options: { default?: string; description?: string } = {}) =>
+  Type.String({ pattern: "^/", description: "An absolute path on the host.", ...options });
+const AbsolutePath = absolutePath();
+const Seconds = (defaultValue: number, maximum: number, description: string) =>
+  Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum, default: defaultValue, description }));
+const Count = (defaultValue: number, minimum: number, maximum: number, description: string) =>
+  Type.Optional(Type.Integer({ minimum, maximum, default: defaultValue, description }));
+
+export const LANGUAGES = ["bash", "python", "node"] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+// Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN); code goes to the interpreter as one.
+const MAX_ARG_BYTES = 131_072;
+
+export const LimitsSchema = Type.Object(
+  {
+    timeout_seconds: Seconds(30, 86_400, "Wall-clock limit of sandbox_exec when the call gives none."),
+    max_timeout_seconds: Seconds(300, 86_400, "The most a sandbox_exec call may ask for."),
+    job_timeout_seconds: Seconds(3600, 604_800, "Wall-clock limit of a job started with sandbox_start."),
+    cpu_seconds: Count(60, 1, 86_400, "CPU time per process (RLIMIT_CPU)."),
+    memory_bytes: Count(536_870_912, 16_777_216, 1_099_511_627_776, "Heap per process (RLIMIT_DATA)."),
+    max_processes: Count(64, 2, 65_536, "Processes of one workspace at once (RLIMIT_NPROC)."),
+    max_file_bytes: Count(104_857_600, 0, 1_099_511_627_776, "Largest file code may write (RLIMIT_FSIZE)."),
+    max_open_files: Count(256, 16, 65_536, "Open files per process (RLIMIT_NOFILE)."),
+    tmp_bytes: Count(67_108_864, 4096, 17_179_869_184, "Size of the private /tmp (and of /dev/shm)."),
+    max_output_bytes: Count(65_536, 1024, 16_777_216, "Output kept per stream; the rest is dropped."),
+    max_code_bytes: Count(65_536, 1024, MAX_ARG_BYTES - 1024, "Largest `code` argument."),
+    max_stdin_bytes: Count(1_048_576, 0, 67_108_864, "Largest `stdin` argument."),
+    max_read_bytes: Count(262_144, 1024, 16_777_216, "Largest file sandbox_read_file returns."),
+    max_write_bytes: Count(1_048_576, 1024, 67_108_864, "Largest file sandbox_write_file writes."),
+    max_list_entries: Count(1000, 1, 100_000, "Most entries sandbox_list returns."),
+    max_concurrent_runs: Count(16, 1, 4096, "Runs (calls and jobs) at once over all sessions."),
+    max_jobs_per_session: Count(4, 1, 1024, "Running jobs per session at once."),
+    job_retention_seconds: Seconds(600, 604_800, "How long a finished job's status stays readable."),
+    workspace_idle_seconds: Seconds(3600, 31_536_000, "A workspace unused this long is removed."),
+  },
+  strict,
+);
+
+export const SandboxConfigSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    listen: Type.Optional(Type.String({ default: "127.0.0.1:8092", description: "host:port to bind." })),
+    token_env: Type.String({
+      pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+      description: "The environment variable holding the bearer token Brain sends (the binding's token_env).",
+    }),
+    state_dir: Type.Optional(
+      Type.String({ minLength: 1, default: "./data/sandbox", description: "Where workspaces live." }),
+    ),
+    log_level: Type.Optional(
+      StringEnum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { default: "info" }),
+    ),
+    bwrap: Type.Optional({
+      ...AbsolutePath,
+      default: "/usr/bin/bwrap",
+      description: "The bubblewrap binary.",
+    }),
+    prlimit: Type.Optional({
+      ...AbsolutePath,
+      default: "/usr/bin/prlimit",
+      description: "util-linux's prlimit.",
+    }),
+    languages: Type.Partial(
+      Type.Object({ bash: AbsolutePath, python: AbsolutePath, node: AbsolutePath }, strict),
+      { description: "The interpreter of each language code may be written in; no other is reachable." },
+    ),
+    programs: Type.Optional(
+      Type.Array(AbsolutePath, {
+        maxItems: 1000,
+        description: "Other programs code can run (coreutils and the like); missing ones are skipped.",
+      }),
+    ),
+    system_paths: Type.Optional(
+      Type.Array(AbsolutePath, {
+        maxItems: 1000,
+        description: "Host files and directories mounted read-only (libraries); missing ones are skipped.",
+      }),
+    ),
+    sandbox_uids: Type.Optional(
+      Type.Object(
+        {
+          first: Type.Integer({ minimum: 1000, maximum: 4_000_000_000 }),
+          count: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+        },
+        { ...strict, description: "Host user ids for workspaces: one each, so their limits stay apart." },
+      ),
+    ),
+    limits: Type.Optional(LimitsSchema),
+  },
+  { ...strict, title: "Sandbox service config" },
+);
+
+type RawConfig = Static<typeof SandboxConfigSchema>;
+export type Limits = Required<Static<typeof LimitsSchema>>;
+
+export const DEFAULT_LIMITS: Limits = {
+  timeout_seconds: 30,
+  max_timeout_seconds: 300,
+  job_timeout_seconds: 3600,
+  cpu_seconds: 60,
+  memory_bytes: 536_870_912,
+  max_processes: 64,
+  max_file_bytes: 104_857_600,
+  max_open_files: 256,
+  tmp_bytes: 67_108_864,
+  max_output_bytes: 65_536,
+  max_code_bytes: 65_536,
+  max_stdin_bytes: 1_048_576,
+  max_read_bytes: 262_144,
+  max_write_bytes: 1_048_576,
+  max_list_entries: 1000,
+  max_concurrent_runs: 16,
+  max_jobs_per_session: 4,
+  job_retention_seconds: 600,
+  workspace_idle_seconds: 3600,
+};
+
+/** Programs bash code usually needs; each is mounted only if the host has it. */
+// biome-ignore format: a list of names reads best packed
+export const DEFAULT_PROGRAMS = [
+  "awk", "base64", "basename", "cat", "chmod", "cmp", "cp", "cut", "date", "diff", "dirname", "du", "echo",
+  "env", "expr", "false", "find", "grep", "gzip", "head", "id", "ln", "ls", "md5sum", "mkdir", "mktemp", "mv",
+  "nproc", "od", "paste", "printf", "pwd", "readlink", "realpath", "rm", "rmdir", "sed", "seq", "sh",
+  "sha256sum", "sleep", "sort", "stat", "tail", "tar", "tee", "test", "timeout", "touch", "tr", "true",
+  "uname", "uniq", "wc", "xargs", "yes",
+].map((name) => `/usr/bin/${name}`);
+
+export const DEFAULT_SYSTEM_PATHS = [
+  "/usr/lib",
+  "/usr/lib64",
+  "/usr/share",
+  "/etc/ld.so.cache",
+  "/etc/localtime",
+];
+
+export interface SandboxConfig {
+  listen: { host: string; port: number };
+  token: Secret;
+  /** The environment variable the token came from, for messages. */
+  tokenEnv: string;
+  stateDir: string;
+  logLevel: string;
+  bwrap: string;
+  prlimit: string;
+  languages: ReadonlyMap<Language, string>;
+  programs: readonly string[];
+  systemPaths: readonly string[];
+  uids: { first: number; count: number };
+  limits: Limits;
+}
+
+export type ConfigResult = { ok: true; config: SandboxConfig } | { ok: false; problems: string[] };
+
+const validate = compile<RawConfig>(SandboxConfigSchema);
+
+/** Validate a parsed config and resolve defaults and the token; every problem is reported. Pure. */
+export function resolveSandboxConfig(raw: unknown, env: NodeJS.ProcessEnv, baseDir: string): ConfigResult {
+  const checked = check(validate, raw);
+  if (!checked.ok) return checked;
+  const config = checked.value;
+  const problems: string[] = [];
+  const listen = parseListen(config.listen ?? "127.0.0.1:8092");
+  if (!listen) problems.push("listen: must be host:port with a port from 0 to 65535");
+  const token = env[config.token_env];
+  if (!token) {
+    problems.push(`token_env: set the environment variable ${config.token_env} to the token Brain sends`);
+  }
+  const languages = new Map<Language, string>();
+  for (const language of LANGUAGES) {
+    const path = config.languages[language];
+    if (path !== undefined) languages.set(language, path);
+  }
+  if (languages.size === 0) problems.push("languages: name at least one interpreter (bash, python or node)");
+  const limits: Limits = { ...DEFAULT_LIMITS, ...config.limits };
+  if (limits.timeout_seconds > limits.max_timeout_seconds) {
+    problems.push("limits.timeout_seconds: must not exceed limits.max_timeout_seconds");
+  }
+  if (!listen || !token || problems.length > 0) return { ok: false, problems };
+  const stateDir = config.state_dir ?? "./data/sandbox";
+  return {
+    ok: true,
+    config: {
+      listen,
+      token: new Secret(token),
+      tokenEnv: config.token_env,
+      stateDir: isAbsolute(stateDir) ? stateDir : resolve(baseDir, stateDir),
+      logLevel: config.log_level ?? "info",
+      bwrap: config.bwrap ?? "/usr/bin/bwrap",
+      prlimit: config.prlimit ?? "/usr/bin/prlimit",
+      languages,
+      programs: config.programs ?? DEFAULT_PROGRAMS,
+      systemPaths: config.system_paths ?? DEFAULT_SYSTEM_PATHS,
+      uids: config.sandbox_uids ?? { first: 100_000, count: 10_000 },
+      limits,
+    },
+  };
+}
+
+export function loadSandboxConfig(path: string, env: NodeJS.ProcessEnv = process.env): ConfigResult {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    const reason =
+      error instanceof SyntaxError
+        ? `not valid JSON: ${error.message}`
+        : (error as NodeJS.ErrnoException).code;
+    return { ok: false, problems: [`cannot read ${path}: ${reason}`] };
+  }
+  return resolveSandboxConfig(raw, env, dirname(resolve(path)));
+}

@@ -1,0 +1,135 @@
+import { accessSync, constants, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { Language } from "./config.js";
+
+/** A host path mounted read-only at `target` inside the sandbox. */
+export interface Mount {
+  source: string;
+  target: string;
+}
+
+/**
+ * What a sandbox sees of the host, resolved once at start: read-only mounts, the top-level
+ * symlinks of a merged-/usr system, each language's interpreter and the PATH. Nothing else of the
+ * host exists inside.
+ */
+export interface SandboxLayout {
+  mounts: readonly Mount[];
+  /** `path` is a symlink to `target`, as on the host (/bin → usr/bin). */
+  symlinks: readonly { path: string; target: string }[];
+  interpreters: ReadonlyMap<Language, string>;
+  pathDirs: readonly string[];
+}
+
+/** Paths the sandbox itself provides; a host mount there would hide or defeat them. */
+export const SANDBOX_OWN_PATHS = ["/workspace", "/tmp", "/proc", "/dev"] as const;
+const TOP_LEVEL_LINKS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+export interface LayoutRequest {
+  languages: ReadonlyMap<Language, string>;
+  programs: readonly string[];
+  systemPaths: readonly string[];
+  /** Host directories no mount may contain or lie in: the workspaces, the service's own files. */
+  private: readonly string[];
+}
+
+export type LayoutResult =
+  | { ok: true; layout: SandboxLayout; skipped: string[] }
+  | { ok: false; problems: string[] };
+
+/** Resolve what the sandbox will see; every problem is reported, missing optional paths are listed. */
+export function resolveLayout(request: LayoutRequest): LayoutResult {
+  const problems: string[] = [];
+  const skipped: string[] = [];
+  const mounts = new Map<string, Mount>();
+  const add = (source: string, what: string): Mount | undefined => {
+    const target = sandboxPath(source);
+    const clash = SANDBOX_OWN_PATHS.find((own) => within(target, own) || within(own, target));
+    if (target === "/" || clash) {
+      problems.push(`${what}: ${source} would cover the sandbox's own ${clash ?? "/"}`);
+      return undefined;
+    }
+    const real = realpathSync(source);
+    const exposed = request.private.find((path) => within(path, real) || within(real, path));
+    if (exposed) {
+      problems.push(`${what}: ${source} would expose ${exposed} to sandboxed code`);
+      return undefined;
+    }
+    const mount = { source, target };
+    mounts.set(target, mount);
+    return mount;
+  };
+
+  const interpreters = new Map<Language, string>();
+  for (const [language, path] of request.languages) {
+    if (!isExecutableFile(path)) {
+      problems.push(`languages.${language}: ${path} is not an executable file on this host`);
+      continue;
+    }
+    const mount = add(path, `languages.${language}`);
+    if (mount) interpreters.set(language, mount.target);
+  }
+  for (const path of request.programs) {
+    if (isExecutableFile(path)) add(path, "programs");
+    else skipped.push(path);
+  }
+  for (const path of request.systemPaths) {
+    if (exists(path)) add(path, "system_paths");
+    else skipped.push(path);
+  }
+  if (problems.length > 0) return { ok: false, problems };
+
+  const symlinks = TOP_LEVEL_LINKS.flatMap((path) => {
+    const target = relativeSymlink(path);
+    return target === undefined || mounts.has(path) ? [] : [{ path, target }];
+  });
+  const binaries = [...interpreters.values(), ...request.programs.map(sandboxPath)];
+  const pathDirs = [...new Set(binaries.filter((path) => mounts.has(path)).map(dirname))];
+  // a parent must be mounted before its children, or it would hide them
+  const ordered = [...mounts.values()].sort((a, b) => (a.target < b.target ? -1 : 1));
+  return { ok: true, layout: { mounts: ordered, symlinks, interpreters, pathDirs }, skipped };
+}
+
+/**
+ * Where a host path appears inside: its directory canonical, its own name kept, so
+ * /usr/bin/python3 stays python3 (the bind follows the link) and /bin/cat lands in /usr/bin.
+ */
+function sandboxPath(path: string): string {
+  const dir = dirname(path);
+  return exists(dir) ? join(realpathSync(dir), basename(path)) : path;
+}
+
+/** True when `path` is `dir` or inside it. */
+function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The target of a relative top-level symlink such as /bin → usr/bin, or undefined. */
+function relativeSymlink(path: string): string | undefined {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return undefined;
+    const target = readlinkSync(path);
+    return target.startsWith("/") ? undefined : target;
+  } catch {
+    return undefined;
+  }
+}

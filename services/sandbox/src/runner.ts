@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import type { Readable } from "node:stream";
+import { CappedOutput } from "./capped-output.js";
+import { STATUS_FD } from "./launch-command.js";
+import type { StreamName } from "./progress-batcher.js";
+
+export interface RunRequest {
+  command: { file: string; args: string[] };
+  /** The host user and group the whole sandbox runs as. */
+  uid: number;
+  gid: number;
+  stdin: string | undefined;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  /** Called with the kept part of the output as it arrives. */
+  onOutput?: (stream: StreamName, text: string) => void;
+}
+
+/** How a run ended: on its own, at the wall-clock limit, or killed because its caller went away. */
+export type RunEnd = "exited" | "timed_out" | "cancelled";
+
+export interface RunOutcome {
+  end: RunEnd;
+  /** The program's exit code (128 + signal when a signal ended it), or null when the service killed the sandbox. */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  durationMs: number;
+  /** bwrap failed before any code ran; `stderr` holds its message, which is for the operator's log. */
+  setupFailed: boolean;
+}
+
+export interface RunSnapshot {
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  durationMs: number;
+}
+
+/**
+ * One sandboxed process tree. Killing it kills bwrap, whose pid-1 reaper takes every process of
+ * the sandbox's pid namespace with it, however they forked or detached.
+ */
+export class Run {
+  readonly done: Promise<RunOutcome>;
+  readonly #child: ChildProcess;
+  readonly #stdout: CappedOutput;
+  readonly #stderr: CappedOutput;
+  readonly #started = performance.now();
+  #end: RunEnd = "exited";
+  #finished = false;
+
+  constructor(request: RunRequest) {
+    this.#stdout = new CappedOutput(request.maxOutputBytes);
+    this.#stderr = new CappedOutput(request.maxOutputBytes);
+    this.#child = spawn(request.command.file, request.command.args, {
+      uid: request.uid,
+      gid: request.gid,
+      // nothing of the service's environment (its token least of all) reaches the sandbox
+      env: {},
+      stdio: [request.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", "pipe"],
+    });
+    const timer = setTimeout(() => this.kill("timed_out"), request.timeoutMs);
+    this.done = this.#watch(request).finally(() => clearTimeout(timer));
+    if (request.stdin !== undefined && this.#child.stdin) {
+      // code that exits without reading its input closes the pipe: that is its choice, not a failure
+      this.#child.stdin.on("error", () => {});
+      this.#child.stdin.end(request.stdin);
+    }
+  }
+
+  get running(): boolean {
+    return !this.#finished;
+  }
+
+  /** The output so far, for a job's status. */
+  snapshot(): RunSnapshot {
+    return {
+      stdout: this.#stdout.text(),
+      stderr: this.#stderr.text(),
+      truncated: this.#stdout.truncated || this.#stderr.truncated,
+      durationMs: this.#elapsed(),
+    };
+  }
+
+  /** Kill the whole sandbox now; the first reason given is the one reported. */
+  kill(reason: Exclude<RunEnd, "exited">): void {
+    if (this.#finished) return;
+    if (this.#end === "exited") this.#end = reason;
+    this.#child.kill("SIGKILL");
+  }
+
+  #elapsed(): number {
+    return Math.round(performance.now() - this.#started);
+  }
+
+  async #watch(request: RunRequest): Promise<RunOutcome> {
+    const child = this.#child;
+    const read = (stream: Readable | null | undefined, output: CappedOutput, name?: StreamName) =>
+      new Promise<void>((resolve) => {
+        if (!stream) return resolve();
+        stream.on("data", (chunk: Buffer) => {
+          const text = output.push(chunk);
+          if (name && text) request.onOutput?.(name, text);
+        });
+        stream.once("close", resolve);
+        stream.once("error", () => resolve());
+      });
+    const status = new CappedOutput(4096);
+    const exited = new Promise<{ code: number | null; error?: Error }>((resolve) => {
+      child.once("error", (error) => resolve({ code: null, error }));
+      child.once("exit", (code) => resolve({ code }));
+    });
+    const [exit] = await Promise.all([
+      exited,
+      read(child.stdout, this.#stdout, "stdout"),
+      read(child.stderr, this.#stderr, "stderr"),
+      read(child.stdio[STATUS_FD] as Readable | null, status),
+    ]);
+    this.#finished = true;
+    const setupFailed = exit.error !== undefined || !status.text().includes('"child-pid"');
+    return {
+      end: this.#end,
+      exitCode: this.#end === "exited" ? exit.code : null,
+      stdout: this.#stdout.text(),
+      stderr: exit.error ? `cannot start the sandbox: ${exit.error.message}` : this.#stderr.text(),
+      truncated: this.#stdout.truncated || this.#stderr.truncated,
+      durationMs: this.#elapsed(),
+      setupFailed: setupFailed && this.#end === "exited",
+    };
+  }
+}

@@ -1,0 +1,335 @@
+import { accessSync, chownSync, constants, existsSync, mkdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "pino";
+import type { Language, SandboxConfig } from "./config.js";
+import { SandboxError } from "./errors.js";
+import { type Job, type JobStatus, Jobs, jobStatus } from "./jobs.js";
+import { launchCommand } from "./launch-command.js";
+import { type LayoutResult, resolveLayout, type SandboxLayout } from "./layout.js";
+import { PROBES, probeAdvice } from "./probe.js";
+import type { StreamName } from "./progress-batcher.js";
+import { Run, type RunOutcome } from "./runner.js";
+import {
+  type ListEntry,
+  listWorkspace,
+  readWorkspaceFile,
+  type WorkspaceDir,
+  writeWorkspaceFile,
+} from "./workspace-fs.js";
+import { workspacePath } from "./workspace-path.js";
+import { type Lease, type Owner, Workspaces } from "./workspaces.js";
+
+export interface CodeRequest {
+  language: Language;
+  code: string;
+  stdin?: string;
+  timeoutMs: number;
+}
+
+export interface ExecOptions {
+  /** Fires when the caller went away: the run is killed. */
+  signal: AbortSignal;
+  onOutput?: (stream: StreamName, text: string) => void;
+}
+
+/** The service's own files (the package holding this module): never visible to sandboxed code. */
+function serviceRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "package.json")) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+const PROBE_TIMEOUT_MS = 15_000;
+
+/** What sandboxes of this config see of the host; never the workspaces or the service's own files. */
+export function layoutOf(config: SandboxConfig): LayoutResult {
+  return resolveLayout({
+    languages: config.languages,
+    programs: config.programs,
+    systemPaths: config.systemPaths,
+    private: [config.stateDir, serviceRoot()],
+  });
+}
+
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+/**
+ * The sandbox without HTTP: runs code for an owner in the owner's workspace, keeps jobs, and
+ * reads and writes workspace files. Every method takes the owner from the call's identity.
+ */
+export class Sandbox {
+  readonly #workspaces: Workspaces;
+  readonly #jobs: Jobs;
+  readonly #runs = new Set<Run>();
+  readonly #sweeper: NodeJS.Timeout;
+
+  private constructor(
+    private readonly config: SandboxConfig,
+    private readonly layout: SandboxLayout,
+    private readonly logger: Logger,
+  ) {
+    const { limits } = config;
+    const idleMs = limits.workspace_idle_seconds * 1000;
+    this.#workspaces = new Workspaces(join(config.stateDir, "workspaces"), config.uids, idleMs, logger);
+    this.#jobs = new Jobs(limits.max_jobs_per_session, limits.job_retention_seconds * 1000);
+    this.#workspaces.open();
+    const interval = Math.min(
+      Math.max(Math.min(idleMs, limits.job_retention_seconds * 1000) / 4, 50),
+      60_000,
+    );
+    this.#sweeper = setInterval(() => this.sweep(Date.now()), interval);
+    this.#sweeper.unref();
+  }
+
+  /**
+   * Check the host can sandbox (root, bwrap, prlimit, every interpreter running inside), then open
+   * the workspaces. Throws StartupError with what to do when something is missing.
+   */
+  static async open(config: SandboxConfig, logger: Logger): Promise<Sandbox> {
+    if (process.getuid?.() !== 0) {
+      throw new StartupError(
+        "the sandbox service must start as root: it runs each workspace as a host user of its own " +
+          `(sandbox_uids, from ${config.uids.first}), which only root can switch to; it never runs code as root`,
+      );
+    }
+    for (const [what, path] of [
+      ["bwrap", config.bwrap],
+      ["prlimit", config.prlimit],
+    ] as const) {
+      try {
+        accessSync(path, constants.X_OK);
+      } catch {
+        throw new StartupError(
+          `${what} is not at ${path}: install ${what === "bwrap" ? "bubblewrap" : "util-linux"} (Debian: apt-get install -y ${what === "bwrap" ? "bubblewrap" : "util-linux"}) or set "${what}" in the config`,
+        );
+      }
+    }
+    mkdirSync(config.stateDir, { recursive: true, mode: 0o711 });
+    const resolved = layoutOf(config);
+    if (!resolved.ok) throw new StartupError(resolved.problems.join("\n"));
+    if (resolved.skipped.length > 0) {
+      logger.info({ skipped: resolved.skipped }, "paths not on this host are left out of the sandbox");
+    }
+    const sandbox = new Sandbox(config, resolved.layout, logger);
+    try {
+      await sandbox.#probe();
+    } catch (error) {
+      await sandbox.close();
+      throw error;
+    }
+    return sandbox;
+  }
+
+  /** Run code to completion (or its limit) in the owner's workspace. */
+  async exec(owner: Owner, request: CodeRequest, options: ExecOptions): Promise<RunOutcome> {
+    this.#checkCode(request);
+    const lease = this.#workspaces.acquire(owner);
+    let run: Run;
+    try {
+      run = this.#launch(lease.workspace, request, options.onOutput);
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+    const cancel = () => run.kill("cancelled");
+    options.signal.addEventListener("abort", cancel, { once: true });
+    if (options.signal.aborted) cancel();
+    try {
+      return this.#checkSetup(await run.done);
+    } finally {
+      options.signal.removeEventListener("abort", cancel);
+      lease.release();
+    }
+  }
+
+  /** Start a job that outlives the call; its workspace stays in use until it ends. */
+  start(owner: Owner, request: CodeRequest): JobStatus {
+    this.#checkCode(request);
+    this.#jobs.checkRoom(owner);
+    const lease = this.#workspaces.acquire(owner);
+    let run: Run;
+    try {
+      run = this.#launch(lease.workspace, request);
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+    const job = this.#jobs.add(owner, request.language, run);
+    void run.done.then((outcome) => {
+      lease.release();
+      this.#checkSetup(outcome, job);
+    });
+    this.logger.info(
+      { tenant_id: owner.tenantId, session_id: owner.sessionId, job_id: job.id },
+      "job started",
+    );
+    return jobStatus(job);
+  }
+
+  /** A job's state and output so far; with `waitMs`, first wait up to that long for it to end. */
+  async status(owner: Owner, jobId: string, waitMs: number, signal: AbortSignal): Promise<JobStatus> {
+    const job = this.#jobs.get(owner, jobId);
+    if (!job.outcome && waitMs > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      await Promise.race([
+        job.run.done,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, waitMs);
+          onAbort = resolve;
+          signal.addEventListener("abort", onAbort, { once: true });
+        }),
+      ]);
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener("abort", onAbort);
+      // let the job record its outcome, which it does in a callback on the same promise
+      await Promise.resolve();
+    }
+    return jobStatus(job);
+  }
+
+  /** Kill a running job and its processes; a finished job is left as it ended. */
+  async cancel(owner: Owner, jobId: string): Promise<JobStatus> {
+    const job = this.#jobs.get(owner, jobId);
+    job.run.kill("cancelled");
+    await job.run.done;
+    await Promise.resolve();
+    return jobStatus(job);
+  }
+
+  readFile(owner: Owner, path: string): { data: Buffer; size: number } {
+    const parts = workspacePath(path);
+    return this.#withWorkspace(owner, (workspace) =>
+      readWorkspaceFile(workspace, parts, this.config.limits.max_read_bytes),
+    );
+  }
+
+  writeFile(owner: Owner, path: string, data: Buffer): void {
+    const limit = this.config.limits.max_write_bytes;
+    if (data.length > limit) {
+      throw new SandboxError(
+        "too_large",
+        `the content is ${data.length} bytes; sandbox_write_file takes at most ${limit}`,
+      );
+    }
+    const parts = workspacePath(path);
+    this.#withWorkspace(owner, (workspace) => writeWorkspaceFile(workspace, parts, data));
+  }
+
+  list(owner: Owner, path: string, recursive: boolean): { entries: ListEntry[]; truncated: boolean } {
+    const parts = workspacePath(path);
+    return this.#withWorkspace(owner, (workspace) =>
+      listWorkspace(workspace, parts, { recursive, maxEntries: this.config.limits.max_list_entries }),
+    );
+  }
+
+  sweep(now: number): void {
+    this.#jobs.sweep(now);
+    this.#workspaces.sweep(now);
+  }
+
+  /** Kill every run and job; workspaces stay for the next start. */
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    for (const run of this.#runs) run.kill("cancelled");
+    await Promise.all([...this.#runs].map((run) => run.done));
+  }
+
+  #withWorkspace<T>(owner: Owner, use: (workspace: WorkspaceDir) => T): T {
+    const lease: Lease = this.#workspaces.acquire(owner);
+    try {
+      return use(lease.workspace);
+    } finally {
+      lease.release();
+    }
+  }
+
+  #checkCode(request: CodeRequest): void {
+    const { limits } = this.config;
+    if (!this.layout.interpreters.has(request.language)) {
+      const known = [...this.layout.interpreters.keys()].join(", ");
+      throw new SandboxError("unknown_language", `this sandbox runs ${known}, not ${request.language}`);
+    }
+    const codeBytes = Buffer.byteLength(request.code);
+    if (codeBytes > limits.max_code_bytes) {
+      throw new SandboxError(
+        "too_large",
+        `the code is ${codeBytes} bytes; the most is ${limits.max_code_bytes}: write it to a file with sandbox_write_file and run that`,
+      );
+    }
+    const stdinBytes = request.stdin === undefined ? 0 : Buffer.byteLength(request.stdin);
+    if (stdinBytes > limits.max_stdin_bytes) {
+      throw new SandboxError(
+        "too_large",
+        `stdin is ${stdinBytes} bytes; the most is ${limits.max_stdin_bytes}: write it to a file instead`,
+      );
+    }
+  }
+
+  #launch(workspace: WorkspaceDir, request: CodeRequest, onOutput?: ExecOptions["onOutput"]): Run {
+    const { limits } = this.config;
+    if (this.#runs.size >= limits.max_concurrent_runs) {
+      throw new SandboxError(
+        "busy",
+        `the sandbox runs ${this.#runs.size} programs already, its most; try again shortly`,
+      );
+    }
+    const command = launchCommand(this.config, this.layout, limits, {
+      workspaceDir: workspace.dir,
+      language: request.language,
+      code: request.code,
+    });
+    const run = new Run({
+      command,
+      uid: workspace.uid,
+      gid: workspace.gid,
+      stdin: request.stdin,
+      timeoutMs: request.timeoutMs,
+      maxOutputBytes: limits.max_output_bytes,
+      ...(onOutput && { onOutput }),
+    });
+    this.#runs.add(run);
+    void run.done.then(() => this.#runs.delete(run));
+    return run;
+  }
+
+  /** A run whose sandbox never came up is the service's failure, not the code's: log bwrap's words, tell the caller little. */
+  #checkSetup(outcome: RunOutcome, job?: Job): RunOutcome {
+    if (!outcome.setupFailed) return outcome;
+    this.logger.error(
+      { stderr: outcome.stderr.slice(0, 2000), job_id: job?.id },
+      "the sandbox could not be set up",
+    );
+    if (job) return outcome;
+    throw new SandboxError("sandbox_failed", "the sandbox could not be set up; the service's log says why");
+  }
+
+  async #probe(): Promise<void> {
+    const dir = join(this.config.stateDir, "probe");
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { mode: 0o700 });
+    const uid = this.config.uids.first;
+    chownSync(dir, uid, uid);
+    try {
+      for (const language of this.layout.interpreters.keys()) {
+        const run = this.#launch(
+          { dir, uid, gid: uid },
+          { language, code: PROBES[language], timeoutMs: PROBE_TIMEOUT_MS },
+        );
+        const outcome = await run.done;
+        if (outcome.setupFailed) throw new StartupError(probeAdvice(outcome.stderr));
+        if (outcome.exitCode !== 0 || outcome.stdout.trim() !== "ok") {
+          throw new StartupError(
+            `the ${language} interpreter (${this.config.languages.get(language)}) does not run in the sandbox: ` +
+              `${outcome.end === "timed_out" ? "no answer in time" : `exit code ${outcome.exitCode}`}; ${outcome.stderr.trim().slice(0, 1000)}\n` +
+              "It may need files outside the mounted system_paths: add them to system_paths.",
+          );
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
