@@ -5,8 +5,6 @@ import type { SandboxLayout } from "./layout.js";
 export const WORKSPACE = "/workspace";
 /** The user code runs as inside: stable, whatever host uid the workspace has. */
 const INSIDE_ID = "1000";
-/** bwrap writes JSON status lines here: `child-pid` once the sandbox is set up, so a setup failure is told apart. */
-export const STATUS_FD = 3;
 // V8 reserves address space it never touches, so the address-space cap sits well above the heap cap.
 const ADDRESS_SPACE_HEADROOM = 2 * 1024 ** 3;
 // bwrap's own two processes (the outer monitor and the pid-1 reaper) run under the same uid.
@@ -116,8 +114,6 @@ export function bwrapArgs(layout: SandboxLayout, limits: Limits, workspaceDir: s
     "--setenv",
     "LANG",
     "C.UTF-8",
-    "--json-status-fd",
-    String(STATUS_FD),
     "--",
   );
   return args;

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import { CappedOutput } from "./capped-output.js";
-import { STATUS_FD } from "./launch-command.js";
 import type { StreamName } from "./progress-batcher.js";
 
 export interface RunRequest {
@@ -59,7 +58,7 @@ export class Run {
       gid: request.gid,
       // nothing of the service's environment (its token least of all) reaches the sandbox
       env: {},
-      stdio: [request.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", "pipe"],
+      stdio: [request.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     const timer = setTimeout(() => this.kill("timed_out"), request.timeoutMs);
     this.done = this.#watch(request).finally(() => clearTimeout(timer));
@@ -107,7 +106,6 @@ export class Run {
         stream.once("close", resolve);
         stream.once("error", () => resolve());
       });
-    const status = new CappedOutput(4096);
     const exited = new Promise<{ code: number | null; error?: Error }>((resolve) => {
       child.once("error", (error) => resolve({ code: null, error }));
       child.once("exit", (code) => resolve({ code }));
@@ -116,15 +114,18 @@ export class Run {
       exited,
       read(child.stdout, this.#stdout, "stdout"),
       read(child.stderr, this.#stderr, "stderr"),
-      read(child.stdio[STATUS_FD] as Readable | null, status),
     ]);
     this.#finished = true;
-    const setupFailed = exit.error !== undefined || !status.text().includes('"child-pid"');
+    const stderr = this.#stderr.text();
+    // bwrap reports a failed setup as one "bwrap: …" line and exit code 1, before any code ran
+    const setupFailed =
+      exit.error !== undefined ||
+      (exit.code === 1 && this.#stdout.bytesSeen === 0 && /^bwrap: [^\n]*\n?$/.test(stderr));
     return {
       end: this.#end,
       exitCode: this.#end === "exited" ? exit.code : null,
       stdout: this.#stdout.text(),
-      stderr: exit.error ? `cannot start the sandbox: ${exit.error.message}` : this.#stderr.text(),
+      stderr: exit.error ? `cannot start the sandbox: ${exit.error.message}` : stderr,
       truncated: this.#stdout.truncated || this.#stderr.truncated,
       durationMs: this.#elapsed(),
       setupFailed: setupFailed && this.#end === "exited",

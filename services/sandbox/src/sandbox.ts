@@ -1,4 +1,13 @@
-import { accessSync, chownSync, constants, existsSync, mkdirSync, rmSync } from "node:fs";
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
@@ -49,6 +58,14 @@ export function layoutOf(config: SandboxConfig): LayoutResult {
     systemPaths: config.systemPaths,
     private: [config.stateDir, serviceRoot()],
   });
+}
+
+/** The first directory above `path` that others cannot search, if any. */
+function closedAncestor(path: string): string | undefined {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 export class StartupError extends Error {
@@ -107,6 +124,15 @@ export class Sandbox {
       }
     }
     mkdirSync(config.stateDir, { recursive: true, mode: 0o711 });
+    // bwrap runs as the workspace's user, which must reach its workspace under the state directory
+    chmodSync(config.stateDir, 0o711);
+    const closed = closedAncestor(config.stateDir);
+    if (closed) {
+      throw new StartupError(
+        `the sandbox users cannot reach state_dir ${config.stateDir}: ${closed} is not searchable by others; ` +
+          `run chmod o+x ${closed}, or put state_dir elsewhere`,
+      );
+    }
     const resolved = layoutOf(config);
     if (!resolved.ok) throw new StartupError(resolved.problems.join("\n"));
     if (resolved.skipped.length > 0) {

@@ -45,9 +45,12 @@ export interface ListEntry {
  */
 const at = (fd: number, name: string) => `/proc/self/fd/${fd}/${name}`;
 
-function fail(error: unknown, parts: readonly string[]): never {
-  const code = (error as NodeJS.ErrnoException).code;
+/** The SandboxError for an errno met opening the last of `parts` in `dirFd`. */
+function fail(error: unknown, parts: readonly string[], dirFd: number): never {
+  let code = (error as NodeJS.ErrnoException).code;
   const path = displayPath(parts);
+  // O_DIRECTORY with O_NOFOLLOW reports a symlink as ENOTDIR: ask what it is to say so
+  if (code === "ENOTDIR" && isSymlink(dirFd, parts.at(-1) ?? "")) code = "ELOOP";
   switch (code) {
     case "ELOOP":
       throw new SandboxError(
@@ -75,7 +78,7 @@ function openDir(workspace: WorkspaceDir, parts: readonly string[], create: bool
         if (create) makeDir(fd, part, workspace);
         next = openSync(at(fd, part), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
       } catch (error) {
-        fail(error, parts.slice(0, i + 1));
+        fail(error, parts.slice(0, i + 1), fd);
       }
       closeSync(fd);
       fd = next;
@@ -118,7 +121,7 @@ function withFile<T>(
     // O_NONBLOCK: a FIFO that code left here must not hang the service
     fd = openSync(at(dirFd, name), flags | O_NOFOLLOW | O_NONBLOCK, 0o644);
   } catch (error) {
-    fail(error, parts);
+    fail(error, parts, dirFd);
   } finally {
     closeSync(dirFd);
   }
@@ -225,6 +228,14 @@ function entryType(stat: Stats): EntryType {
   if (stat.isDirectory()) return "directory";
   if (stat.isSymbolicLink()) return "symlink";
   return "other";
+}
+
+function isSymlink(dirFd: number, name: string): boolean {
+  try {
+    return lstatSync(at(dirFd, name)).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 function readTarget(dirFd: number, name: string): string {
