@@ -36,12 +36,12 @@ export function normalizePath(raw: string): Outcome<string> {
 export function normalizePrefix(raw: string): Outcome<string> {
   if (raw === "") return ok("");
   const prefix = raw.normalize("NFC");
-  const body = prefix.endsWith("/") ? prefix.slice(0, -1) : prefix;
-  const problem = body === "" ? "a prefix cannot be just /" : segmentProblem(body);
+  const problem = segmentProblem(prefix);
   if (problem) return fail("invalid_path", `prefix ${JSON.stringify(raw)}: ${problem}`);
   return ok(prefix);
 }
 
+/** What breaks the path rules, if anything; one trailing "/" (a folder) is left to the caller. */
 function segmentProblem(path: string): string | undefined {
   if (path.includes("\u0000")) return "contains a NUL byte";
   if (hasControlCharacter(path)) return "contains a control character";
@@ -50,13 +50,12 @@ function segmentProblem(path: string): string | undefined {
     return "is absolute: give a path inside your storage, such as notes/todo.md";
   }
   if (Buffer.byteLength(path) > MAX_PATH_BYTES) return `is longer than ${MAX_PATH_BYTES} bytes`;
-  const segments = path.split("/");
-  // the last segment of a folder path is the empty string after its "/", which callers handle
-  const inner = path.endsWith("/") ? segments.slice(0, -1) : segments;
-  for (const segment of inner) {
+  const segments = (path.endsWith("/") ? path.slice(0, -1) : path).split("/");
+  for (const segment of segments) {
     if (segment === "") return 'has an empty folder name ("//")';
-    if (segment === "." || segment === "..")
+    if (segment === "." || segment === "..") {
       return `has a "${segment}" segment: paths cannot refer to folders above or beside them`;
+    }
     if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES)
       return `has a name longer than ${MAX_SEGMENT_BYTES} bytes`;
   }
