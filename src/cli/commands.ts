@@ -20,4 +20,14 @@ export const COMMANDS: Record<string, Command> = {
     summary: "check a tool service against the protocol; print a host config for one",
     load: () => import("./tools-command.js"),
   },
+  script: {
+    usage: "brain script SESSION_ID",
+    summary: "print a stored session's model steps as a scripted-model script",
+    load: () => import("./script-command.js"),
+  },
+  replay: {
+    usage: "brain replay SESSION_ID --model M",
+    summary: "replay a stored session with scripted model M, and compare",
+    load: () => import("./replay-command.js"),
+  },
 };

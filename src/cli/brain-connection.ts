@@ -1,0 +1,47 @@
+import { BrainApiError, BrainClient, type StoredEvent } from "../client/client.js";
+
+/** Where a command writes and what it reads from its environment; tests pass their own. */
+export interface CommandIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+export const processIo: CommandIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+export const DEFAULT_BRAIN_URL = "http://127.0.0.1:8080";
+
+/** A client for the Brain at `url` (else $BRAIN_URL, else the default listen address) with the key in BRAIN_API_KEY. */
+export function connect(url: string | undefined, env: NodeJS.ProcessEnv): BrainClient | { problem: string } {
+  const base = url ?? env.BRAIN_URL ?? DEFAULT_BRAIN_URL;
+  if (!/^https?:\/\//i.test(base) || !URL.canParse(base))
+    return { problem: `"${base}" is not an http or https URL` };
+  const key = env.BRAIN_API_KEY;
+  if (!key) return { problem: "set BRAIN_API_KEY to your tenant's API key" };
+  return new BrainClient(base, key);
+}
+
+const PAGE = 10_000;
+
+/** Every stored event of a session, page by page. */
+export async function readAllEvents(client: BrainClient, sessionId: string): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  for (;;) {
+    const page = await client.events(sessionId, { after: events.at(-1)?.seq ?? 0, limit: PAGE });
+    events.push(...page);
+    if (page.length < PAGE) return events;
+  }
+}
+
+/** What went wrong talking to Brain, for people: the API's code and message, or why it could not be reached. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof BrainApiError) return `${error.code}: ${error.message}`;
+  if (error instanceof TypeError && error.cause instanceof Error) {
+    return `cannot reach Brain: ${error.message} (${error.cause.message})`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { run as replay } from "../../src/cli/replay-command.js";
+import { run as script } from "../../src/cli/script-command.js";
+import type { BrainClient, StoredEvent } from "../../src/client/client.js";
+import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { runBrain } from "../helpers/cli.js";
+import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
+import { runTurn } from "../helpers/turns.js";
+import { PROVIDER_KEY } from "./conformance.js";
+import { anthropicReply } from "./fake-anthropic.js";
+import { type FakeModelServer, startFakeModelServer } from "./fake-model-server.js";
+
+let fake: FakeModelServer;
+let tools: ToolService;
+let brain: TestBrain;
+let client: BrainClient;
+/** The tool service as changed by its author after the session was recorded. */
+let shouting = false;
+let recordedId: string;
+
+const textSchema = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };
+
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+  tools = await startToolService({
+    "/echo": (call, res) => {
+      const text = (call.body.arguments as { text: string }).text;
+      sendJson(res, textResult(shouting ? text.toUpperCase() : text));
+    },
+    "/weather": (_call, res) => sendJson(res, { structured_content: { city: "Oslo", celsius: -3 } }),
+  });
+  brain = await startBrain(
+    {
+      models: [
+        {
+          name: "claude",
+          provider: "anthropic",
+          model: "claude-sonnet-4-5",
+          api_key_env: "PROVIDER_KEY",
+          base_url: fake.url,
+        },
+        { name: "replay", provider: "scripted" },
+      ],
+      tools: ["echo", "weather"].map((name) => ({
+        name,
+        description: `The ${name} tool.`,
+        input_schema: textSchema,
+        url: tools.at(`/${name}`),
+        tenants: ["acme"],
+      })),
+    },
+    { env: { PROVIDER_KEY } },
+  );
+  client = brain.client();
+
+  // a real session against the provider: parallel calls, a call cut off at max_tokens, two turns
+  fake.enqueue(
+    anthropicReply({
+      text: "Let me look.",
+      tools: [
+        { id: "toolu_a", name: "echo", input: { text: "hello" } },
+        { id: "toolu_b", name: "weather", input: { text: "Oslo" } },
+      ],
+      usage: { input: 30, output: 12 },
+    }),
+    anthropicReply({ text: "It is -3 in Oslo.", usage: { input: 60, output: 8 } }),
+    anthropicReply({
+      tools: [{ id: "toolu_c", name: "echo", input: {}, raw: '{"text": "cut' }],
+      stop_reason: "max_tokens",
+      usage: { input: 80, output: 4096 },
+    }),
+    anthropicReply({ text: "Sorry, that was cut off.", usage: { input: 90, output: 9 } }),
+  );
+  const session = await client.createSession({
+    model: "claude",
+    tools: ["echo", "weather"],
+    system: "Be brief.",
+  });
+  recordedId = session.id;
+  await runTurn(client, recordedId, "weather please");
+  await runTurn(client, recordedId, "echo something long");
+});
+
+afterAll(async () => {
+  await brain?.stop();
+  await tools?.close();
+  await fake?.close();
+});
+
+/** Run a command in this process, against the Brain above over HTTP, capturing what it prints. */
+async function command(run: typeof script, args: string[], env: Record<string, string> = {}) {
+  const out = { stdout: "", stderr: "" };
+  const code = await run([...args, "--url", brain.url], {
+    stdout: (text) => {
+      out.stdout += text;
+    },
+    stderr: (text) => {
+      out.stderr += text;
+    },
+    env: { BRAIN_API_KEY: brain.keys.acme, ...env },
+  });
+  return { code, ...out };
+}
+
+/** Events as a replay must reproduce them: ids, times and durations differ on every run. */
+function withoutRunIds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutRunIds);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => !["call_id", "provider_call_id", "duration_ms"].includes(key))
+        .map(([key, item]) => [key, withoutRunIds(item)]),
+    );
+  }
+  return value;
+}
+const turnsOf = (events: StoredEvent[]) =>
+  events
+    .filter((e) => e.type !== "session.created")
+    .map((e) => ({ type: e.type, data: withoutRunIds(e.data) }));
+
+describe("brain script", () => {
+  it("prints the session's model steps as a script that replays to the same events", async () => {
+    const printed = await command(script, [recordedId]);
+    expect(printed).toMatchObject({ code: 0, stderr: "" });
+    const steps = JSON.parse(printed.stdout);
+    expect(steps).toEqual([
+      {
+        text: "Let me look.",
+        tool_calls: [
+          { name: "echo", arguments: { text: "hello" } },
+          { name: "weather", arguments: { text: "Oslo" } },
+        ],
+        usage: { input_tokens: 30, output_tokens: 12 },
+      },
+      { text: "It is -3 in Oslo.", usage: { input_tokens: 60, output_tokens: 8 } },
+      {
+        tool_calls: [{ name: "echo", arguments: '{"text": "cut' }],
+        stop_reason: "max_tokens",
+        usage: { input_tokens: 80, output_tokens: 4096 },
+      },
+      { text: "Sorry, that was cut off.", usage: { input_tokens: 90, output_tokens: 9 } },
+    ]);
+
+    const requestsBefore = fake.requests.length;
+    const session = await client.createSession({
+      model: "replay",
+      tools: ["echo", "weather"],
+      system: "Be brief.",
+      script: steps,
+    });
+    await runTurn(client, session.id, "weather please");
+    await runTurn(client, session.id, "echo something long");
+    const recorded = turnsOf(await client.events(recordedId));
+    expect(turnsOf(await client.events(session.id))).toEqual(recorded);
+    expect(recorded.map((e) => e.type)).toContain("tool.result");
+    expect(fake.requests.length).toBe(requestsBefore);
+  });
+
+  it("says what is wrong: no key, an unknown session, a missing argument", async () => {
+    expect(await command(script, [recordedId], { BRAIN_API_KEY: "" })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("set BRAIN_API_KEY"),
+    });
+    expect(await command(script, ["ses_unknown"])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("not_found"),
+    });
+    expect(await command(script, [])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("SESSION_ID"),
+    });
+    expect(await command(replay, [recordedId])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--model is required"),
+    });
+  });
+
+  it("is a brain subcommand with its own help", () => {
+    for (const name of ["script", "replay"]) {
+      const help = runBrain([name, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain(`brain ${name} SESSION_ID`);
+    }
+    expect(runBrain(["--help"]).stdout).toMatch(/brain script SESSION_ID[\s\S]*brain replay SESSION_ID/);
+  });
+});
+
+describe("brain replay", () => {
+  it("replays a session with the scripted model and finds no difference while the tools are unchanged", async () => {
+    const requestsBefore = fake.requests.length;
+    const result = await command(replay, [recordedId, "--model", "replay"]);
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/replaying .* as ses_\w+: 2 messages, 4 model steps\nno differences\n$/),
+    });
+    expect(fake.requests.length).toBe(requestsBefore);
+  });
+
+  it("shows what a changed tool service now answers differently, and exits 1", async () => {
+    shouting = true;
+    try {
+      const result = await command(replay, [recordedId, "--model", "replay"]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(
+        'recorded: tool.result {"content":[{"text":"hello","type":"text"}],"is_error":false,"name":"echo"}',
+      );
+      expect(result.stdout).toContain(
+        'replayed: tool.result {"content":[{"text":"HELLO","type":"text"}],"is_error":false,"name":"echo"}',
+      );
+      expect(result.stdout).toMatch(/\n1 event differs\n$/);
+    } finally {
+      shouting = false;
+    }
+  });
+});
