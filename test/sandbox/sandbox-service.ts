@@ -68,7 +68,9 @@ export async function startTestSandbox(
   uidFirst: number,
   overrides: Record<string, unknown> = {},
 ): Promise<TestSandbox> {
-  const stateDir = mkdtempSync(join(tmpdir(), "sandbox-test-"));
+  // a state_dir given is another service's to remove
+  const ownDir = overrides.state_dir === undefined;
+  const stateDir = ownDir ? mkdtempSync(join(tmpdir(), "sandbox-test-")) : String(overrides.state_dir);
   const token = `sandbox-token-${randomBytes(12).toString("hex")}`;
   const resolved = resolveSandboxConfig(
     testConfig(stateDir, uidFirst, overrides),
@@ -96,7 +98,7 @@ export async function startTestSandbox(
     call: (tool, args, options = {}) => callTool(running.url, token, tool, args, options),
     close: async () => {
       await running.close();
-      rmSync(stateDir, { recursive: true, force: true });
+      if (ownDir) rmSync(stateDir, { recursive: true, force: true });
     },
   };
 }

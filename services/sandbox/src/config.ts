@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, type TString, Type } from "@sinclair/typebox";
 import { parseListen } from "../../../src/config/load.js";
 import { Secret } from "../../../src/secret.js";
 import { check, compile, StringEnum } from "../../../src/validation.js";
 
 const strict = { additionalProperties: false } as const;
-const absolutePath = (options: { default?: string; description?: string } = {}) =>
+const absolutePath = (options: { default?: string; description?: string } = {}): TString =>
   Type.String({ pattern: "^/", description: "An absolute path on the host.", ...options });
 const AbsolutePath = absolutePath();
 const Seconds = (defaultValue: number, maximum: number, description: string) =>
@@ -20,7 +20,7 @@ export type Language = (typeof LANGUAGES)[number];
 // Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN); code goes to the interpreter as one.
 const MAX_ARG_BYTES = 131_072;
 
-export const LimitsSchema = Type.Object(
+const LimitsSchema = Type.Object(
   {
     timeout_seconds: Seconds(30, 86_400, "Wall-clock limit of sandbox_exec when the call gives none."),
     max_timeout_seconds: Seconds(300, 86_400, "The most a sandbox_exec call may ask for."),
@@ -45,7 +45,7 @@ export const LimitsSchema = Type.Object(
   strict,
 );
 
-export const SandboxConfigSchema = Type.Object(
+const SandboxConfigSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
     listen: Type.Optional(Type.String({ default: "127.0.0.1:8092", description: "host:port to bind." })),
@@ -69,9 +69,9 @@ export const SandboxConfigSchema = Type.Object(
       default: "/usr/bin/prlimit",
       description: "util-linux's prlimit.",
     }),
-    languages: Type.Partial(
-      Type.Object({ bash: AbsolutePath, python: AbsolutePath, node: AbsolutePath }, strict),
-      { description: "The interpreter of each language code may be written in; no other is reachable." },
+    languages: Type.Object(
+      { bash: Type.Optional(AbsolutePath), python: Type.Optional(AbsolutePath), node: Type.Optional(AbsolutePath) },
+      { ...strict, description: "The interpreter of each language code may be written in; no other is reachable." },
     ),
     programs: Type.Optional(
       Type.Array(AbsolutePath, {
@@ -128,7 +128,7 @@ export const DEFAULT_LIMITS: Limits = {
 // biome-ignore format: a list of names reads best packed
 export const DEFAULT_PROGRAMS = [
   "awk", "base64", "basename", "cat", "chmod", "cmp", "cp", "cut", "date", "diff", "dirname", "du", "echo",
-  "env", "expr", "false", "find", "grep", "gzip", "head", "id", "ln", "ls", "md5sum", "mkdir", "mktemp", "mv",
+  "env", "expr", "false", "find", "grep", "gzip", "head", "id", "ln", "ls", "md5sum", "mkdir", "mkfifo", "mktemp", "mv",
   "nproc", "od", "paste", "printf", "pwd", "readlink", "realpath", "rm", "rmdir", "sed", "seq", "sh",
   "sha256sum", "sleep", "sort", "stat", "tail", "tar", "tee", "test", "timeout", "touch", "tr", "true",
   "uname", "uniq", "wc", "xargs", "yes",

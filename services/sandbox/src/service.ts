@@ -1,6 +1,6 @@
 import pino, { type Logger } from "pino";
 import { serve } from "../../../kit/index.js";
-import type { SandboxConfig } from "./config.js";
+import type { Limits, SandboxConfig } from "./config.js";
 import { Sandbox } from "./sandbox.js";
 import { sandboxTools } from "./tools.js";
 
@@ -11,6 +11,18 @@ export interface RunningSandboxService {
   logger: Logger;
   /** Stop serving, kill every run and job; workspaces stay on disk for the next start. */
   close(): Promise<void>;
+}
+
+/**
+ * Room for the largest arguments the limits allow (a file as base64, or code with its stdin), each
+ * character JSON-escaped at worst (6 bytes), plus the envelope.
+ */
+export function maxBodyBytes(limits: Limits): number {
+  const largest = Math.max(
+    Math.ceil((limits.max_write_bytes * 4) / 3),
+    limits.max_code_bytes + limits.max_stdin_bytes,
+  );
+  return 6 * largest + 65_536;
 }
 
 /** Check the host can sandbox, then serve the sandbox tools. Throws StartupError saying what to fix. */
@@ -29,6 +41,7 @@ export async function startSandboxService(
       port: config.listen.port,
       logger,
       name: "sandbox",
+      maxBodyBytes: maxBodyBytes(config.limits),
     });
   } catch (error) {
     await sandbox.close();
