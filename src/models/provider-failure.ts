@@ -109,7 +109,7 @@ export function parseRetryAfter(headers: Headers | undefined, now = Date.now()):
 
 const MAX_MESSAGE_CHARS = 1000;
 // keys echoed back by an API ("Incorrect API key provided: sk-proj-…abcd"), masked or not
-const KEY_LIKE = /\b(?:sk|key)-[A-Za-z0-9_*.-]{6,}/g;
+const KEY_LIKE = /\b(?:sk|key)-[A-Za-z0-9_*-]{6,}/g;
 
 /** A provider's message made safe to store: without the key, key-like strings, or unbounded length. */
 export function scrubMessage(message: string, key: Secret | undefined): string {
