@@ -10,7 +10,7 @@ Usage:
 URL is the tool's URL, as in a binding (http://127.0.0.1:8081/tools/echo). The check sends one
 well-formed call as Brain does and judges the answer (status, content type, result object, event
 stream framing, exactly one result), then sends the call without the token and with a wrong one
-(each must get 401) and a body that is not JSON (must get a 4xx). It prints one line per rule,
+(each must get 401). It prints one line per rule,
 PASS or FAIL and why, and exits 0 when every rule passes, 1 otherwise (2: bad usage).
 
 Options:

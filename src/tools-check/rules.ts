@@ -9,8 +9,6 @@ export interface Observation {
   noToken: Exchange;
   /** The same call with a wrong bearer token. */
   wrongToken: Exchange;
-  /** A body that is not JSON, with the token. */
-  badBody: Exchange;
 }
 
 export type Verdict = { pass: boolean; why: string };
@@ -138,16 +136,6 @@ export const TOOL_SERVICE_RULES: readonly Rule[] = [
     id: "auth-wrong",
     says: "a call with a wrong bearer token is refused with 401",
     judge: ({ wrongToken }) => expect401(wrongToken, "with a wrong token"),
-  },
-  {
-    id: "bad-body",
-    says: "a body that is not JSON is refused with a 4xx, not accepted or crashed on",
-    judge: ({ badBody }) => {
-      const status = badBody.status;
-      return status !== undefined && status >= 400 && status < 500 && status !== 401
-        ? pass(`answered ${status}`)
-        : fail(`${statusText(badBody)} to a body that is not JSON; expected 400`);
-    },
   },
 ];
 

@@ -1,0 +1,98 @@
+// Run one session against a running Brain with the tools named in BRAIN_TOOLS, printing its
+// events live, then close it. The "Local tools & approvals" path of the README:
+//
+//   BRAIN_TOOLS=echo,wait,ask_approval node examples/session.mjs "deploy the website"
+//
+// BRAIN_URL      Brain's URL (default http://127.0.0.1:8080)
+// BRAIN_API_KEY  the tenant's API key (required)
+// BRAIN_TOOLS    comma-separated tools to enable (default: every tool in your catalog)
+// BRAIN_MODEL    the model entry to use (default "default")
+// The session carries a script for the scripted model that calls each enabled tool once, in order;
+// a real model ignores it and decides for itself.
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+if (!existsSync(join(root, "dist/src/client/client.js"))) {
+  console.error("Brain is not built: run `npm ci` (it builds), or `npm run build`.");
+  process.exit(1);
+}
+const { BrainClient } = await import("../dist/src/client/client.js");
+const { formatEvent } = await import("../dist/src/client/format-event.js");
+
+const url = process.env.BRAIN_URL ?? "http://127.0.0.1:8080";
+const apiKey = process.env.BRAIN_API_KEY;
+if (!apiKey) {
+  console.error("set BRAIN_API_KEY to your tenant's API key (the tenant's api_key_env in the host config)");
+  process.exit(2);
+}
+const message = process.argv.slice(2).join(" ") || "hello from examples/session.mjs";
+
+/** Arguments the scripted model uses for the local tools; {{message}} is the user's message. */
+const SAMPLE_ARGUMENTS = {
+  echo: { text: "{{message}}" },
+  wait: { seconds: 3 },
+  ask_approval: { question: "May the agent go ahead with: {{message}}?" },
+};
+
+const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
+
+const client = new BrainClient(url, apiKey);
+let tools;
+try {
+  const catalog = await client.catalog();
+  tools = process.env.BRAIN_TOOLS
+    ? process.env.BRAIN_TOOLS.split(",")
+        .map((name) => name.trim())
+        .filter(Boolean)
+    : catalog.tools.map((tool) => tool.name);
+} catch (error) {
+  console.error(`cannot reach Brain at ${url}: ${error.message} (is it running? is BRAIN_URL right?)`);
+  process.exit(1);
+}
+const scripted = tools.filter((name) => name in SAMPLE_ARGUMENTS);
+for (const name of tools.filter((name) => !(name in SAMPLE_ARGUMENTS))) {
+  console.log(`(the scripted model has no sample arguments for ${name}; a real model can call it)`);
+}
+const script = [
+  ...scripted.map((name) => ({ tool_calls: [{ name, arguments: SAMPLE_ARGUMENTS[name] }] })),
+  { text: scripted.length > 0 ? "Done. The last tool answered: {{result}}" : "You said: {{message}}" },
+];
+
+let session;
+try {
+  session = await client.createSession({ model: process.env.BRAIN_MODEL ?? "default", tools, script });
+} catch (error) {
+  console.error(`Brain refused the session: ${error.message}`);
+  process.exit(1);
+}
+console.log(`session ${session.id} on ${url}, tools: ${tools.join(", ") || "(none)"}\n`);
+
+// Ctrl-C interrupts the turn (Brain cancels the model call and every tool request), then closes.
+process.once("SIGINT", () => {
+  console.log("\ninterrupting…");
+  client.interrupt(session.id).catch(() => {});
+});
+
+let ending = "turn.failed";
+const announced = new Set();
+for await (const event of client.streamEvents(session.id)) {
+  console.log(formatEvent(event));
+  const waiting = event.type === "tool.progress" && event.data.data?.status === "waiting_for_operator";
+  if (waiting && !announced.has(event.data.data.approval_id)) {
+    const id = event.data.data.approval_id;
+    announced.add(id);
+    console.log(
+      `       waiting for a person: answer on the local-tools page (/operator) or run \`npx local-tools answer ${id} yes\``,
+    );
+  }
+  if (event.type === "session.created") await client.sendMessage(session.id, message);
+  if (TURN_ENDS.has(event.type)) {
+    ending = event.type;
+    break;
+  }
+}
+await client.close(session.id);
+console.log(`\nsession ${session.id} closed`);
+process.exitCode = ending === "turn.completed" ? 0 : 1;
