@@ -1,7 +1,5 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import { loadStorageConfig } from "./config.js";
-import { startStorageService } from "./service.js";
 
 const HELP = `storage — Brain's storage tool service: files scoped to a tenant or a session
 
@@ -39,6 +37,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const path = values.config ?? "storage.json";
+  // loaded here, not at the top, so --help answers without loading validators and SDKs
+  const { loadStorageConfig } = await import("./config.js");
   const loaded = loadStorageConfig(path);
   if (!loaded.ok) {
     for (const problem of loaded.problems) process.stderr.write(`${path}: ${problem}\n`);
@@ -49,6 +49,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${path}: valid (${backend.kind} backend, one storage per ${scope})\n`);
     return 0;
   }
+  const { startStorageService } = await import("./service.js");
   let service: Awaited<ReturnType<typeof startStorageService>>;
   try {
     service = await startStorageService(loaded.config);

@@ -3,7 +3,6 @@ import { serve } from "../../kit/index.js";
 import type { StorageBackend } from "./backend.js";
 import type { BackendConfig, StorageConfig } from "./config.js";
 import { FilesystemBackend } from "./fs-backend.js";
-import { S3Backend } from "./s3-backend.js";
 import { Storage } from "./storage.js";
 import { storageTools } from "./tools.js";
 
@@ -16,8 +15,10 @@ export interface RunningStorageService {
   close(): Promise<void>;
 }
 
-export function openBackend(config: BackendConfig): Promise<StorageBackend> {
+export async function openBackend(config: BackendConfig): Promise<StorageBackend> {
   if (config.kind === "filesystem") return FilesystemBackend.open(config.root);
+  // the AWS SDK is large: a filesystem service never loads it
+  const { S3Backend } = await import("./s3-backend.js");
   return S3Backend.open({
     bucket: config.bucket,
     region: config.region,
