@@ -45,7 +45,7 @@ export async function readToolResponse(
     .toLowerCase();
   if (contentType === "application/json") return readJsonResult(body, headers, binding);
   if (contentType === "text/event-stream") return readSseResult(body, binding, limits, onProgress);
-  body.destroy();
+  discard(body);
   return new ToolFailure(
     "invalid_result",
     `the tool service answered with content type "${contentType}"; expected application/json or text/event-stream`,
@@ -60,7 +60,7 @@ async function readJsonResult(
   const limit = binding.maxOutputBytes;
   const declared = Number(headers["content-length"]);
   if (declared > limit) {
-    body.destroy();
+    discard(body);
     return tooLarge(limit);
   }
   const chunks: Buffer[] = [];
@@ -69,7 +69,7 @@ async function readJsonResult(
     size += chunk.length;
     // stop reading here: past the limit nothing can be valid, and buffering more is what a hostile service wants
     if (size > limit) {
-      body.destroy();
+      discard(body);
       return tooLarge(limit);
     }
     chunks.push(chunk);
@@ -95,11 +95,11 @@ async function readSseResult(
       for (const event of parser.push(chunk)) {
         if (event.event === "result") {
           // the result ends the call: whatever the service sends after it is not read
-          body.destroy();
+          discard(body);
           return parseResult(event.data, binding, "the result event");
         }
         if (event.event !== "progress") {
-          body.destroy();
+          discard(body);
           return new ToolFailure(
             "invalid_result",
             `the event stream has an unknown event "${event.event.slice(0, 64)}"`,
@@ -109,7 +109,7 @@ async function readSseResult(
         try {
           progress = JSON.parse(event.data);
         } catch {
-          body.destroy();
+          discard(body);
           return new ToolFailure("invalid_result", "a progress event's data is not valid JSON");
         }
         onProgress(progress);
@@ -117,7 +117,7 @@ async function readSseResult(
     }
   } catch (error) {
     if (!(error instanceof SseLimitError)) throw error;
-    body.destroy();
+    discard(body);
     return error.event === "progress"
       ? new ToolFailure(
           "output_too_large",
@@ -139,6 +139,16 @@ function parseResult(text: Buffer | string, binding: ToolBinding, what: string):
   return "problem" in checked ? new ToolFailure("invalid_result", checked.problem) : checked;
 }
 
+/**
+ * Stop reading a body Brain will not use. undici reports a body destroyed before its end as an
+ * 'error' event; with no listener that is an uncaught exception, so a tool service answering with
+ * the wrong content type could take Brain down.
+ */
+function discard(body: ResponseData["body"]): void {
+  body.on("error", () => undefined);
+  body.destroy();
+}
+
 function tooLarge(limit: number): ToolFailure {
   return new ToolFailure("output_too_large", `the result exceeded max_output_bytes (${limit} bytes)`);
 }
@@ -156,7 +166,7 @@ async function readSnippet(body: ResponseData["body"], max: number): Promise<str
   } catch {
     // the status already decides the outcome; a broken error body changes nothing
   } finally {
-    body.destroy();
+    discard(body);
   }
   return Buffer.concat(chunks)
     .subarray(0, max)

@@ -1,0 +1,73 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BrainClient } from "../../src/client/client.js";
+import { TENANTS, type TenantName } from "../helpers/brain.js";
+import { BRAIN_BIN } from "../helpers/cli.js";
+import { brainUrlFromLog, type StartedProcess, startProcess } from "../helpers/processes.js";
+
+export interface BrainProcess {
+  url: string;
+  keys: Record<TenantName, string>;
+  client: (tenant?: TenantName) => BrainClient;
+  /** Every line Brain wrote to stdout and stderr, across restarts. */
+  output: () => string;
+  /** The live process: a crash shows as an exit code or signal here. */
+  process: () => StartedProcess["child"];
+  /** kill -9: no shutdown, no last writes. */
+  kill: () => Promise<void>;
+  /** Start again on the same config and SQLite file. */
+  start: () => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+/**
+ * The built `brain` command in its own process, as an operator runs it, on a fresh SQLite file,
+ * with the tenants of the in-process test Brain (acme and globex) and the scripted model.
+ * `overrides` replace top-level fields of the host config.
+ */
+export async function startBrainProcess(
+  overrides: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+): Promise<BrainProcess> {
+  const dir = mkdtempSync(join(tmpdir(), "brain-reliability-"));
+  const keys = Object.fromEntries(
+    TENANTS.map((tenant) => [tenant, `key-${tenant}-${randomBytes(12).toString("hex")}`]),
+  ) as Record<TenantName, string>;
+  const config = {
+    listen: "127.0.0.1:0",
+    store: { kind: "sqlite", path: join(dir, "brain.db") },
+    tenants: TENANTS.map((tenant) => ({ id: tenant, api_key_env: `KEY_${tenant.toUpperCase()}` })),
+    models: [{ name: "default", provider: "scripted" }],
+    tools: [],
+    ...overrides,
+  };
+  const configPath = join(dir, "brain.json");
+  writeFileSync(configPath, JSON.stringify(config));
+  const fullEnv = { KEY_ACME: keys.acme, KEY_GLOBEX: keys.globex, ...env };
+  const runs: (StartedProcess & { ready: string })[] = [];
+  const current = () => runs.at(-1) as StartedProcess;
+  const launch = async () => {
+    const run = await startProcess([BRAIN_BIN, "-config", configPath], fullEnv, brainUrlFromLog);
+    runs.push(run);
+    brain.url = run.ready;
+  };
+  const brain: BrainProcess = {
+    url: "",
+    keys,
+    client: (tenant = "acme") => new BrainClient(brain.url, keys[tenant]),
+    output: () => runs.flatMap((run) => run.output).join("\n"),
+    process: () => current().child,
+    kill: async () => {
+      await current().stop("SIGKILL");
+    },
+    start: launch,
+    stop: async () => {
+      await current().stop("SIGTERM");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await launch();
+  return brain;
+}
