@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOOL_SERVICE_RULES } from "../../src/tools-check/rules.js";
+import { ROOT, runBrain } from "../helpers/cli.js";
+import { type StartedProcess, startEchoService } from "../helpers/processes.js";
+import { type LocalTools, startLocalTools } from "../local-tools/local-tools-process.js";
+
+const TOKEN = "cli-check-token-9d8e7f";
+const RULES = TOOL_SERVICE_RULES.length;
+let echo: StartedProcess & { ready: string };
+let python: ChildProcess;
+let pythonUrl: string;
+
+beforeAll(async () => {
+  echo = await startEchoService(TOKEN);
+  python = spawn("python3", ["examples/tools/server.py"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", BRAIN_TOOLS_KEY: TOKEN, PORT: "0" },
+  });
+  pythonUrl = await new Promise<string>((resolve, reject) => {
+    python.once("exit", (code) => reject(new Error(`python exited with ${code}`)));
+    createInterface({ input: python.stdout as NodeJS.ReadableStream }).on("line", (line) => {
+      const match = /listening on (\S+)/.exec(line);
+      if (match?.[1]) resolve(match[1]);
+    });
+  });
+});
+afterAll(async () => {
+  await echo?.stop();
+  python?.kill();
+});
+
+describe("brain tools check", () => {
+  it.each([
+    ["examples/tools/server.mjs echo", () => `${echo.ready}/tools/echo`, '{"text":"hi"}'],
+    ["examples/tools/server.py echo", () => `${pythonUrl}/tools/echo`, '{"text":"hi"}'],
+    ["examples/tools/server.py countdown", () => `${pythonUrl}/tools/countdown`, '{"from":2}'],
+  ])("passes %s, one line per rule, exit 0", (_name, url, args) => {
+    const run = runBrain(["tools", "check", url(), "--token-env", "ECHO_KEY", "--arguments", args], {
+      ECHO_KEY: TOKEN,
+    });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines[0]).toBe(url());
+    expect(lines.slice(1, -1)).toHaveLength(RULES);
+    for (const line of lines.slice(1, -1)) expect(line).toMatch(/^PASS {2}\S+ +\S/);
+    expect(lines.at(-1)).toBe(`all ${RULES} rules pass`);
+    expect(run.stdout).not.toContain(TOKEN);
+  });
+
+  it("fails with a wrong token, says why, exits 1, and never prints the token", () => {
+    const run = runBrain(["tools", "check", `${echo.ready}/tools/echo`], {
+      BRAIN_TOOLS_KEY: "not-the-token",
+    });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(
+      /^FAIL {2}status +answered 401 to the call with the token: is it the right one\?$/m,
+    );
+    expect(run.stdout).toMatch(/^PASS {2}auth-missing/m);
+    expect(run.stdout).not.toContain("not-the-token");
+  });
+
+  it.each([
+    [[], {}, /give exactly one URL/],
+    [["http://127.0.0.1:1/tools/echo"], {}, /BRAIN_TOOLS_KEY is not set/],
+    [
+      ["http://127.0.0.1:1/tools/echo", "--arguments", "[1]"],
+      { BRAIN_TOOLS_KEY: "t" },
+      /must be a JSON object/,
+    ],
+    [
+      ["http://127.0.0.1:1/tools/echo", "--timeout", "0"],
+      { BRAIN_TOOLS_KEY: "t" },
+      /--timeout must be a positive number/,
+    ],
+  ])("refuses bad usage %j with exit 2 and a clear message", (args, env, message) => {
+    const run = runBrain(["tools", "check", ...args], env as Record<string, string>);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+  });
+
+  it("prints help", () => {
+    const run = runBrain(["tools", "check", "--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("--token-env NAME");
+  });
+});
+
+describe("brain tools config", () => {
+  let tools: LocalTools;
+  let dir: string;
+  beforeAll(async () => {
+    tools = await startLocalTools();
+    dir = mkdtempSync(join(tmpdir(), "tools-config-"));
+  });
+  afterAll(async () => {
+    await tools?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("writes a host config Brain accepts, with the service's schemas and only variable names", () => {
+    const run = runBrain(["tools", "config", tools.url, "--token-env", "LOCAL_TOOLS_KEY"], tools.env);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain("3 tools from");
+    const config = JSON.parse(run.stdout);
+    expect(config.tenants).toEqual([{ id: "local", api_key_env: "BRAIN_API_KEY" }]);
+    expect(config.tools.map((tool: { name: string }) => tool.name)).toEqual(["echo", "wait", "ask_approval"]);
+    expect(config.tools[2]).toMatchObject({
+      url: `${tools.url}/tools/ask_approval`,
+      token_env: "LOCAL_TOOLS_KEY",
+      tenants: ["local"],
+      timeout_seconds: 90,
+      input_schema: { type: "object", required: ["question"] },
+    });
+    expect(run.stdout).not.toContain(tools.token);
+    const path = join(dir, "brain.json");
+    writeFileSync(path, run.stdout);
+    const checked = runBrain(["-config", path, "-check"], { BRAIN_API_KEY: "k", LOCAL_TOOLS_KEY: "t" });
+    expect(checked.stdout).toContain("valid (1 tenants, 1 models, 3 tools)");
+    expect(checked.code).toBe(0);
+  });
+
+  it("says what is wrong when the token is refused or nothing answers", () => {
+    const refused = runBrain(["tools", "config", tools.url], { BRAIN_TOOLS_KEY: "wrong" });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/refused the token \(401\)/);
+    const down = runBrain(["tools", "config", "http://127.0.0.1:1"], { BRAIN_TOOLS_KEY: "t" });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/cannot reach http:\/\/127.0.0.1:1\/tools .*is the service running\?/);
+  });
+});
