@@ -1,0 +1,87 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ScriptedStep } from "../src/config/schema.js";
+import { type NodeProcess, startNode } from "./processes.js";
+import type { BenchContext } from "./section.js";
+
+export interface BenchBrain {
+  url: string;
+  /** The bench tenant's API key. */
+  key: string;
+  process: NodeProcess<string>;
+  stop: () => Promise<void>;
+}
+
+/** The binding of the example echo service, as examples/brain.json declares it. */
+export function echoBinding(echoUrl: string) {
+  return {
+    name: "echo",
+    description: "Echo text through an external tool service.",
+    input_schema: {
+      type: "object",
+      properties: { text: { type: "string", maxLength: 4096 } },
+      required: ["text"],
+      additionalProperties: false,
+    },
+    url: `${echoUrl}/tools/echo`,
+    token_env: "BRAIN_TOOLS_KEY",
+    tenants: ["bench"],
+  };
+}
+
+/** A step of the scripted model that makes one echo call. */
+export const ECHO_STEP: ScriptedStep = { tool_calls: [{ name: "echo", arguments: { text: "hello" } }] };
+
+/**
+ * Brain as an operator runs it: the built `brain` command in its own process, on a fresh SQLite
+ * file, with the scripted model playing `script` and the echo binding. With --cpu-prof the process
+ * writes a V8 profile named after `name` when it stops.
+ */
+export async function startBrainProcess(
+  context: BenchContext,
+  setup: { name: string; echoUrl: string; toolsKey: string; script: ScriptedStep[] },
+): Promise<BenchBrain> {
+  const dir = mkdtempSync(join(tmpdir(), "brain-bench-"));
+  const key = randomBytes(24).toString("base64url");
+  const config = {
+    listen: "127.0.0.1:0",
+    store: { kind: "sqlite", path: join(dir, "brain.db") },
+    tenants: [{ id: "bench", api_key_env: "BENCH_API_KEY" }],
+    models: [{ name: "default", provider: "scripted", script: setup.script }],
+    tools: [echoBinding(setup.echoUrl)],
+    limits: { max_steps_per_turn: 1000 },
+  };
+  const configPath = join(dir, "brain.json");
+  writeFileSync(configPath, JSON.stringify(config));
+  const profDir = context.options.cpuProfDir;
+  const brain = await startNode({
+    root: context.root,
+    args: ["dist/src/cli/main.js", "-config", configPath],
+    env: { BENCH_API_KEY: key, BRAIN_TOOLS_KEY: setup.toolsKey },
+    execArgv: profDir
+      ? ["--cpu-prof", "--cpu-prof-dir", profDir, "--cpu-prof-name", `brain-${setup.name}.cpuprofile`]
+      : [],
+    ready: brainUrl,
+  });
+  return {
+    url: brain.ready,
+    key,
+    process: brain,
+    stop: async () => {
+      await brain.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Brain's `brain listening` log line carries its URL. */
+function brainUrl(line: string): string | undefined {
+  try {
+    const entry = JSON.parse(line) as { msg?: string; url?: string };
+    return entry.msg === "brain listening" ? entry.url : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,95 @@
+import { parseArgs } from "node:util";
+
+export interface BenchOptions {
+  only: string[] | undefined;
+  /** Overhead: sequential tool calls measured per client (Brain, raw, MCP). */
+  calls: number;
+  /** Throughput: concurrent sessions, and how long they run. */
+  sessions: number;
+  durationSeconds: number;
+  /** Fan-out: SSE clients on one session, and the messages whose events they time. */
+  clients: number;
+  messages: number;
+  /** Memory: idle sessions held. */
+  idleSessions: number;
+  /** Write Brain's V8 CPU profiles into this directory. */
+  cpuProfDir: string | undefined;
+  out: string;
+}
+
+const NUMBERS = {
+  calls: { flag: "calls", fallback: 2000, min: 100 },
+  sessions: { flag: "sessions", fallback: 1000, min: 1 },
+  durationSeconds: { flag: "duration", fallback: 20, min: 1 },
+  clients: { flag: "clients", fallback: 1000, min: 1 },
+  messages: { flag: "messages", fallback: 100, min: 10 },
+  idleSessions: { flag: "idle-sessions", fallback: 10_000, min: 100 },
+} as const;
+
+export const HELP = `npm run bench -- [options]      (or: node dist/bench/run.js [options])
+
+Measures Brain against the raw limit and the peer in one run, prints a table and writes JSON.
+
+  --only LIST            run only these, comma separated: overhead, throughput, fanout, memory,
+                         and sandbox, storage when built (default: all)
+  --calls N              overhead: sequential tool calls per client (default 2000)
+  --sessions N           throughput: concurrent sessions (default 1000)
+  --duration SECONDS     throughput: how long they run (default 20)
+  --clients N            fan-out: SSE clients on one session (default 1000)
+  --messages N           fan-out: messages whose events are timed (default 100)
+  --idle-sessions N      memory: idle sessions held (default 10000)
+  --cpu-prof DIR         write Brain's CPU profiles (.cpuprofile) into DIR
+  --out FILE             where the results go (default bench/results.json)
+  -h, --help             this text
+
+Each numeric option can also come from the environment: BENCH_CALLS, BENCH_SESSIONS,
+BENCH_DURATION, BENCH_CLIENTS, BENCH_MESSAGES, BENCH_IDLE_SESSIONS.`;
+
+export type ParsedOptions =
+  | { ok: true; options: BenchOptions }
+  | { ok: false; help: boolean; problem?: string };
+
+/** Flags win over BENCH_* variables, which win over the defaults of issue 11. */
+export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOptions {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args,
+      options: {
+        only: { type: "string" },
+        "cpu-prof": { type: "string" },
+        out: { type: "string" },
+        help: { type: "boolean", short: "h" },
+        ...Object.fromEntries(Object.values(NUMBERS).map(({ flag }) => [flag, { type: "string" }])),
+      },
+    }).values as Record<string, string | boolean | undefined>;
+  } catch (error) {
+    return { ok: false, help: false, problem: (error as Error).message };
+  }
+  if (values.help) return { ok: false, help: true };
+  const numbers: Partial<Record<keyof typeof NUMBERS, number>> = {};
+  for (const [key, { flag, fallback, min }] of Object.entries(NUMBERS)) {
+    const envName = `BENCH_${flag.toUpperCase().replace(/-/g, "_")}`;
+    const raw = (values[flag] as string | undefined) ?? env[envName];
+    const value = raw === undefined ? fallback : Number(raw);
+    if (!Number.isInteger(value) || value < min) {
+      return { ok: false, help: false, problem: `--${flag} (${envName}): must be an integer ≥ ${min}` };
+    }
+    numbers[key as keyof typeof NUMBERS] = value;
+  }
+  const only = typeof values.only === "string" ? values.only.split(",").map((id) => id.trim()) : undefined;
+  return {
+    ok: true,
+    options: {
+      only,
+      calls: numbers.calls as number,
+      sessions: numbers.sessions as number,
+      durationSeconds: numbers.durationSeconds as number,
+      clients: numbers.clients as number,
+      messages: numbers.messages as number,
+      idleSessions: numbers.idleSessions as number,
+      cpuProfDir: values["cpu-prof"] as string | undefined,
+      out: (values.out as string | undefined) ?? "bench/results.json",
+    },
+  };
+}

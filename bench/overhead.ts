@@ -1,0 +1,192 @@
+import { randomBytes } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Agent, Pool } from "undici";
+import type { ScriptedStep } from "../src/config/schema.js";
+import { createSession, sendMessage } from "./api.js";
+import { type BenchBrain, ECHO_STEP, startBrainProcess } from "./brain-process.js";
+import { watchEvents } from "./event-stream.js";
+import { startEchoService, startNode } from "./processes.js";
+import type { Benchmark, Figure } from "./section.js";
+import { nowMs, summarize } from "./stats.js";
+
+const WARMUP_CALLS = 200;
+/** Rounds alternate the three clients, so a drift of the machine touches all of them alike. */
+const ROUNDS = 4;
+/** A turn may take 1000 model calls (limits.max_steps_per_turn): 999 tool steps and the last word. */
+const MAX_TOOL_STEPS = 999;
+
+/** A turn of `calls` model steps that each make one echo call, then a final text step. */
+const echoTurn = (calls: number): ScriptedStep[] => [...Array(calls).fill(ECHO_STEP), { text: "done" }];
+
+/**
+ * Tool-call overhead: the per-call latency of one echo call through Brain (a scripted turn, one call
+ * per step) against a raw undici POST of the same body to the same service, and against the official
+ * MCP SDK client calling an MCP echo tool over Streamable HTTP. All sequential, one call in flight.
+ */
+export const run: Benchmark = async (context) => {
+  const perRound = Math.min(MAX_TOOL_STEPS, Math.ceil(context.options.calls / ROUNDS));
+  const token = randomBytes(24).toString("base64url");
+  const echo = await startEchoService(context.root, token);
+  const mcpServer = await startNode({
+    root: context.root,
+    args: ["dist/bench/mcp-echo-server.js"],
+    env: {},
+    ready: (line) => line.match(/listening on (\S+)/)?.[1],
+  });
+  const brain = await startBrainProcess(context, {
+    name: "overhead",
+    echoUrl: echo.ready,
+    toolsKey: token,
+    script: [...echoTurn(WARMUP_CALLS), ...Array.from({ length: ROUNDS }, () => echoTurn(perRound)).flat()],
+  });
+  const raw = rawClient(echo.ready, token);
+  const mcp = new Client({ name: "brain-bench", version: "1.0.0" });
+  const brainCalls = await brainClient(brain);
+  try {
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(mcpServer.ready)));
+    const mcpCall = () => mcp.callTool({ name: "echo", arguments: { text: "hello" } });
+    context.log(`overhead: warming up (${WARMUP_CALLS} calls each)`);
+    await timeEach(WARMUP_CALLS, raw.call);
+    await timeEach(WARMUP_CALLS, mcpCall);
+    await brainCalls.turn();
+    const samples = { raw: [] as number[], mcp: [] as number[], brain: [] as number[] };
+    for (let round = 1; round <= ROUNDS; round++) {
+      context.log(`overhead: round ${round}/${ROUNDS}, ${perRound} calls each`);
+      samples.raw.push(...(await timeEach(perRound, raw.call)));
+      samples.mcp.push(...(await timeEach(perRound, mcpCall)));
+      samples.brain.push(...(await brainCalls.turn()));
+    }
+    return {
+      id: "overhead",
+      title: "Tool-call overhead (sequential echo calls)",
+      params: { calls_per_client: perRound * ROUNDS, rounds: ROUNDS, warmup_calls: WARMUP_CALLS },
+      figures: overheadFigures(summarize(samples.brain), summarize(samples.raw), summarize(samples.mcp)),
+      notes: [
+        "Brain: one session, a scripted turn whose every step makes one echo call; a call's latency is the time between consecutive tool.result events on an SSE client (model step, tool.call stored, POST, result read and checked, tool.result stored and published).",
+        "raw: undici Pool.request POST of Brain's request body to the same echo service, one connection.",
+        "MCP: @modelcontextprotocol/sdk Client.callTool over StreamableHTTPClientTransport to an McpServer echo tool (StreamableHTTPServerTransport, stateful session, default SSE responses), in its own process.",
+      ],
+    };
+  } finally {
+    await Promise.allSettled([mcp.close(), raw.close(), brainCalls.close()]);
+    await Promise.allSettled([brain.stop(), echo.stop(), mcpServer.stop()]);
+  }
+};
+
+function overheadFigures(
+  brain: ReturnType<typeof summarize>,
+  raw: ReturnType<typeof summarize>,
+  mcp: ReturnType<typeof summarize>,
+): Figure[] {
+  const added = brain.p50 - raw.p50;
+  return [
+    {
+      name: "tool call p50 vs raw POST",
+      value: brain.p50,
+      unit: "ms",
+      reference: { name: "raw POST", value: raw.p50 },
+    },
+    {
+      name: "tool call p99 vs raw POST",
+      value: brain.p99,
+      unit: "ms",
+      reference: { name: "raw POST", value: raw.p99 },
+    },
+    {
+      name: "Brain's added latency p50",
+      value: added,
+      unit: "ms",
+      target: { text: "≤ 0.3 ms", met: added <= 0.3 },
+    },
+    {
+      name: "tool call p50 vs MCP SDK",
+      value: brain.p50,
+      unit: "ms",
+      reference: { name: "MCP callTool", value: mcp.p50 },
+      target: { text: "faster than MCP", met: brain.p50 < mcp.p50 },
+    },
+    {
+      name: "tool call p99 vs MCP SDK",
+      value: brain.p99,
+      unit: "ms",
+      reference: { name: "MCP callTool", value: mcp.p99 },
+    },
+  ];
+}
+
+/** Run `call` `count` times in sequence; the latency of each, in ms. */
+async function timeEach(count: number, call: () => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = nowMs();
+    await call();
+    samples.push(nowMs() - start);
+  }
+  return samples;
+}
+
+/** The raw limit: the POST Brain sends, sent by undici's Pool with nothing around it. */
+function rawClient(echoUrl: string, token: string) {
+  const pool = new Pool(echoUrl, { connections: 1 });
+  const body = JSON.stringify({
+    tenant_id: "bench",
+    session_id: "ses_bench",
+    call_id: "call_bench",
+    arguments: { text: "hello" },
+  });
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    authorization: `Bearer ${token}`,
+  };
+  return {
+    call: async () => {
+      const response = await pool.request({ path: "/tools/echo", method: "POST", headers, body });
+      await response.body.json();
+    },
+    close: () => pool.close(),
+  };
+}
+
+/** Brain's side: one session watched over SSE; each `turn()` yields the latency of each of its calls. */
+async function brainClient(brain: BenchBrain) {
+  const agent = new Agent();
+  const stop = new AbortController();
+  const session = await createSession(agent, brain);
+  let onResult: ((at: number) => void) | undefined;
+  let onEnd: ((type: string) => void) | undefined;
+  const watched = await watchEvents(
+    agent,
+    brain,
+    session.id,
+    (event) => {
+      if (event.type === "tool.result") onResult?.(event.at);
+      else if (event.type.startsWith("turn.") && event.type !== "turn.started") onEnd?.(event.type);
+    },
+    stop.signal,
+  );
+  return {
+    turn: async (): Promise<number[]> => {
+      const samples: number[] = [];
+      let last: number | undefined;
+      // the first call of a turn also pays the turn's start; every later one is one step
+      onResult = (at) => {
+        if (last !== undefined) samples.push(at - last);
+        last = at;
+      };
+      const ended = new Promise<string>((resolve) => {
+        onEnd = resolve;
+      });
+      await sendMessage(agent, brain, session.id);
+      const end = await ended;
+      if (end !== "turn.completed") throw new Error(`the bench turn ended with ${end}`);
+      return samples;
+    },
+    close: async () => {
+      stop.abort();
+      await watched.closed.catch(() => undefined);
+      await agent.close();
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+
+export interface NodeProcess<T> {
+  child: ChildProcess;
+  /** What the ready line yielded (a URL). */
+  ready: T;
+  /** The last lines of stdout and stderr, for an error message when something goes wrong. */
+  tail: () => string;
+  memory: () => ProcessMemory;
+  /** CPU time (user + system) the process has used so far, in seconds. */
+  cpuSeconds: () => number;
+  /** SIGTERM, then SIGKILL if it has not exited in 10 s; a CPU profile is written on a clean exit. */
+  stop: () => Promise<void>;
+}
+
+export interface ProcessMemory {
+  rssBytes: number;
+  /** The highest RSS since the process started (VmHWM). */
+  peakRssBytes: number;
+}
+
+const TAIL_LINES = 50;
+
+/** A process's memory as the kernel counts it, from /proc: what an operator would see. */
+export function processMemory(pid: number): ProcessMemory {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+  return { rssBytes: kib("VmRSS") * 1024, peakRssBytes: kib("VmHWM") * 1024 };
+}
+
+/** Linux counts CPU time in clock ticks of 1/100 s (USER_HZ) on every architecture Node runs on. */
+const TICKS_PER_SECOND = 100;
+
+export function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // the fields after the command name, which may itself hold spaces and parentheses
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/**
+ * Spawn `node [execArgv] args…` from the repository root and resolve once a stdout line satisfies
+ * `ready`. Fails if the process exits first or is not ready within `timeoutMs`.
+ */
+export function startNode<T>(options: {
+  root: string;
+  args: string[];
+  env: Record<string, string>;
+  execArgv?: string[];
+  ready: (line: string) => T | undefined;
+  timeoutMs?: number;
+}): Promise<NodeProcess<T>> {
+  const child = spawn(process.execPath, [...(options.execArgv ?? []), ...options.args], {
+    cwd: options.root,
+    env: { PATH: process.env.PATH ?? "", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const keep = (line: string) => {
+    lines.push(line);
+    if (lines.length > TAIL_LINES) lines.shift();
+  };
+  const tail = () => lines.join("\n");
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      child.once("exit", () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      child.kill("SIGTERM");
+    });
+  createInterface({ input: child.stderr as NodeJS.ReadableStream }).on("line", keep);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${options.args[0]} was not ready in time:\n${tail()}`));
+    }, options.timeoutMs ?? 15_000);
+    const early = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`${options.args[0]} exited with ${code} before it was ready:\n${tail()}`));
+    };
+    child.once("exit", early);
+    let found = false;
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
+      keep(line);
+      if (found) return;
+      const value = options.ready(line);
+      if (value === undefined) return;
+      found = true;
+      clearTimeout(timer);
+      child.off("exit", early);
+      const pid = child.pid as number;
+      resolve({
+        child,
+        ready: value,
+        tail,
+        memory: () => processMemory(pid),
+        cpuSeconds: () => processCpuSeconds(pid),
+        stop,
+      });
+    });
+  });
+}
+
+/** The example echo service of examples/tools: the service Brain calls and the raw POST targets. */
+export function startEchoService(root: string, token: string): Promise<NodeProcess<string>> {
+  return startNode({
+    root,
+    args: ["examples/tools/server.mjs"],
+    env: { BRAIN_TOOLS_KEY: token, PORT: "0" },
+    ready: (line) => line.match(/listening on (\S+)/)?.[1],
+  });
+}

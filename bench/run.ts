@@ -1,0 +1,76 @@
+// `npm run bench`: every benchmark against its raw limit and its peer, in one run, on this machine.
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describeMachine } from "./machine.js";
+import { HELP, parseOptions } from "./options.js";
+import { type BenchResults, renderTable } from "./report.js";
+import type { BenchContext, Benchmark } from "./section.js";
+
+/** In the order they run. sandbox and storage belong to their services and run when built. */
+const BENCHMARKS = ["overhead", "throughput", "fanout", "memory", "sandbox", "storage"];
+const OPTIONAL = new Set(["sandbox", "storage"]);
+
+async function main(): Promise<number> {
+  const parsed = parseOptions(process.argv.slice(2), process.env);
+  if (!parsed.ok) {
+    if (parsed.help) {
+      process.stdout.write(`${HELP}\n`);
+      return 0;
+    }
+    process.stderr.write(`bench: ${parsed.problem}\n\n${HELP}\n`);
+    return 2;
+  }
+  const { options } = parsed;
+  const unknown = (options.only ?? []).filter((id) => !BENCHMARKS.includes(id));
+  if (unknown.length > 0) {
+    process.stderr.write(`bench: unknown benchmark ${unknown.join(", ")}; known: ${BENCHMARKS.join(", ")}\n`);
+    return 2;
+  }
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  if (options.cpuProfDir) mkdirSync(resolve(options.cpuProfDir), { recursive: true });
+  const context: BenchContext = {
+    options: { ...options, ...(options.cpuProfDir && { cpuProfDir: resolve(options.cpuProfDir) }) },
+    root,
+    log: (line) => process.stderr.write(`${line}\n`),
+  };
+  const results: BenchResults = {
+    generated_at: new Date().toISOString(),
+    machine: describeMachine(root),
+    options: { ...options },
+    sections: [],
+    failures: [],
+  };
+  for (const id of options.only ?? BENCHMARKS) {
+    const file = new URL(`./${id}.js`, import.meta.url);
+    if (!existsSync(file)) {
+      if (OPTIONAL.has(id)) continue;
+      results.failures.push({ id, error: `${fileURLToPath(file)} is missing: run npm run build` });
+      continue;
+    }
+    context.log(`${id}: starting`);
+    try {
+      const { run } = (await import(file.href)) as { run: Benchmark };
+      results.sections.push(await run(context));
+    } catch (error) {
+      results.failures.push({ id, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  const out = resolve(options.out);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${renderTable(results)}\nresults: ${out}\n`);
+  return results.failures.length > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.stderr.write(
+      `bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);
