@@ -6,7 +6,7 @@ export interface RawRequest {
 }
 
 /** Answers one tool request by writing whatever bytes it likes to the socket, HTTP or not. */
-export type RawRoute = (socket: Socket, request: RawRequest) => void | Promise<void>;
+export type RawRoute = (socket: Socket, request: RawRequest) => unknown;
 
 export interface RawToolService {
   url: string;

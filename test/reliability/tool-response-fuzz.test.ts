@@ -30,7 +30,7 @@ async function dribble(socket: Socket, bytes: string, everyMs: number): Promise<
 
 /** A hostile answer, and the outcomes Brain may record for it ("ok" or §6 codes). */
 interface Case {
-  answer: (socket: Socket) => void | Promise<void>;
+  answer: (socket: Socket) => unknown;
   outcomes: readonly string[];
   /** Only the slow cases get a short call timeout: on a loaded CI machine no other case may hit one. */
   timeoutSeconds?: number;
