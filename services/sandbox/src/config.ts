@@ -70,8 +70,15 @@ const SandboxConfigSchema = Type.Object(
       description: "util-linux's prlimit.",
     }),
     languages: Type.Object(
-      { bash: Type.Optional(AbsolutePath), python: Type.Optional(AbsolutePath), node: Type.Optional(AbsolutePath) },
-      { ...strict, description: "The interpreter of each language code may be written in; no other is reachable." },
+      {
+        bash: Type.Optional(AbsolutePath),
+        python: Type.Optional(AbsolutePath),
+        node: Type.Optional(AbsolutePath),
+      },
+      {
+        ...strict,
+        description: "The interpreter of each language code may be written in; no other is reachable.",
+      },
     ),
     programs: Type.Optional(
       Type.Array(AbsolutePath, {

@@ -73,7 +73,8 @@ export function bwrapArgs(layout: SandboxLayout, limits: Limits, workspaceDir: s
     "--hostname",
     "sandbox",
     "--die-with-parent",
-    "--new-session",
+    // no --new-session: the runner starts bwrap in a session of its own without a terminal, and
+    // bwrap's reaper must stay in that process group, where one kill reaches it (runner.ts)
   ];
   for (const mount of layout.mounts) args.push("--ro-bind", mount.source, mount.target);
   for (const link of layout.symlinks) args.push("--symlink", link.target, link.path);

@@ -38,8 +38,9 @@ export interface RunSnapshot {
 }
 
 /**
- * One sandboxed process tree. Killing it kills bwrap, whose pid-1 reaper takes every process of
- * the sandbox's pid namespace with it, however they forked or detached.
+ * One sandboxed process tree. Killing it kills bwrap's process group, and with it the pid-1
+ * reaper, which takes every process of the sandbox's pid namespace along, however they forked or
+ * detached.
  */
 export class Run {
   readonly done: Promise<RunOutcome>;
@@ -58,6 +59,9 @@ export class Run {
       gid: request.gid,
       // nothing of the service's environment (its token least of all) reaches the sandbox
       env: {},
+      // its own process group: bwrap's pid-1 reaper stays in it, so one group kill reaches the
+      // sandbox even while bwrap is still setting up, before --die-with-parent is armed
+      detached: true,
       stdio: [request.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     const timer = setTimeout(() => this.kill("timed_out"), request.timeoutMs);
@@ -87,7 +91,13 @@ export class Run {
   kill(reason: Exclude<RunEnd, "exited">): void {
     if (this.#finished) return;
     if (this.#end === "exited") this.#end = reason;
-    this.#child.kill("SIGKILL");
+    const pid = this.#child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // the group is already gone
+    }
   }
 
   #elapsed(): number {

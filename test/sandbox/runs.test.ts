@@ -1,0 +1,246 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startProcess } from "../helpers/processes.js";
+import {
+  callTool,
+  eventually,
+  marker,
+  processesWith,
+  startTestSandbox,
+  type TestSandbox,
+  testConfig,
+} from "./sandbox-service.js";
+
+let sandbox: TestSandbox;
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox(130_000, { limits: { max_jobs_per_session: 2 } });
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+interface JobStatus {
+  job_id: string;
+  state: string;
+  exit_code: number | null;
+  stdout: string;
+  stderr: string;
+}
+const statusOf = (answer: { result: { structured_content?: Record<string, unknown> } }) =>
+  answer.result.structured_content as unknown as JobStatus;
+
+describe("sandbox_exec", () => {
+  it("streams stdout and stderr as progress while it runs, then the whole result", async () => {
+    const answer = await sandbox.call("sandbox_exec", {
+      language: "python",
+      code: "import sys, time\nprint('one')\ntime.sleep(0.2)\nprint('two', file=sys.stderr)\ntime.sleep(0.2)\nprint('three')\nsys.exit(3)",
+    });
+    expect(answer.progress).toEqual([
+      { stream: "stdout", text: "one\n" },
+      { stream: "stderr", text: "two\n" },
+      { stream: "stdout", text: "three\n" },
+    ]);
+    expect(answer.result.is_error).toBeUndefined();
+    expect(answer.result.structured_content).toMatchObject({
+      exit_code: 3,
+      stdout: "one\nthree\n",
+      stderr: "two\n",
+      truncated: false,
+      timed_out: false,
+    });
+    expect(answer.text).toMatch(/^exit code 3, \d+ ms\n--- stdout ---\none\nthree\n\n--- stderr ---\ntwo\n$/);
+  });
+
+  it("runs node and bash, and gives stdin to the program", async () => {
+    const node = await sandbox.call("sandbox_exec", { language: "node", code: "console.log(6 * 7)" });
+    expect(node.result.structured_content).toMatchObject({ exit_code: 0, stdout: "42\n" });
+    const bash = await sandbox.call("sandbox_exec", {
+      language: "bash",
+      code: "tr a-z A-Z",
+      stdin: "shout\n",
+    });
+    expect(bash.result.structured_content).toMatchObject({ exit_code: 0, stdout: "SHOUT\n" });
+  });
+
+  it("refuses a language the config does not name, and arguments out of bounds", async () => {
+    const only = await startTestSandbox(130_100, { languages: { bash: "/usr/bin/bash" } });
+    try {
+      const python = await only.call("sandbox_exec", { language: "python", code: "print(1)" });
+      expect(python.result.is_error).toBe(true);
+      expect(python.text).toMatch(/language/);
+      // nor can bash reach an interpreter the config leaves out
+      const reach = await only.call("sandbox_exec", {
+        language: "bash",
+        code: "python3 -c 1; node -e 1; perl -e 1; ls /usr/bin",
+      });
+      const out = reach.result.structured_content as { stdout: string; stderr: string };
+      expect(out.stderr.match(/command not found/g)).toHaveLength(3);
+      expect(out.stdout).not.toMatch(/python|node|perl/);
+    } finally {
+      await only.close();
+    }
+    const slow = await sandbox.call("sandbox_exec", { language: "bash", code: "true", timeout_seconds: 21 });
+    expect(slow.result.is_error).toBe(true);
+    expect(slow.text).toMatch(/timeout_seconds/);
+  });
+
+  it("kills the process tree when the caller disconnects", async () => {
+    const tag = marker();
+    const controller = new AbortController();
+    const call = sandbox
+      .call(
+        "sandbox_exec",
+        { language: "bash", code: `sleep 30 & sleep 31; : ${tag}` },
+        { signal: controller.signal },
+      )
+      .catch((error: unknown) => error);
+    await eventually(() => processesWith(tag).length > 0, 5000, "the sandbox is running");
+    controller.abort();
+    await call;
+    await eventually(() => processesWith(tag).length === 0, 3000, "every process of the call is gone");
+    await eventually(() => sandbox.logs().includes("the caller went away before the result"));
+  });
+
+  it("answers busy past max_concurrent_runs instead of queueing", async () => {
+    const narrow = await startTestSandbox(130_200, { limits: { max_concurrent_runs: 1 } });
+    try {
+      const first = narrow.call("sandbox_exec", { language: "bash", code: "sleep 1" });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const second = await narrow.call("sandbox_exec", { language: "bash", code: "true" });
+      expect(second.result.structured_content).toMatchObject({ error: { code: "busy" } });
+      expect((await first).result.structured_content).toMatchObject({ exit_code: 0 });
+    } finally {
+      await narrow.close();
+    }
+  });
+});
+
+describe("jobs", () => {
+  it("outlive the call that started them, report output so far, and stop at sandbox_cancel", async () => {
+    const tag = marker();
+    const started = await sandbox.call("sandbox_start", {
+      language: "bash",
+      code: `echo started; sleep 30; : ${tag}`,
+    });
+    const job = statusOf(started);
+    expect(job.state).toBe("running");
+    expect(job.job_id).toMatch(/^job_[0-9a-f]{32}$/);
+    expect(started.text).toContain(`job ${job.job_id} is running`);
+    await eventually(() => processesWith(tag).length > 0, 5000, "the job is running");
+
+    const running = await sandbox.call("sandbox_status", { job_id: job.job_id, wait_seconds: 0.3 });
+    expect(statusOf(running)).toMatchObject({ state: "running", stdout: "started\n", exit_code: null });
+    expect(processesWith(tag).length).toBeGreaterThan(0);
+
+    const cancelled = await sandbox.call("sandbox_cancel", { job_id: job.job_id });
+    expect(statusOf(cancelled)).toMatchObject({ state: "cancelled", exit_code: null, stdout: "started\n" });
+    expect(processesWith(tag)).toEqual([]);
+    const after = await sandbox.call("sandbox_status", { job_id: job.job_id });
+    expect(statusOf(after).state).toBe("cancelled");
+  });
+
+  it("leave nothing behind when cancelled while the sandbox is still being set up", async () => {
+    const tag = marker();
+    for (let i = 0; i < 5; i++) {
+      const started = await sandbox.call("sandbox_start", {
+        language: "bash",
+        code: `sleep 30 & sleep 31; : ${tag}`,
+      });
+      const cancelled = await sandbox.call("sandbox_cancel", { job_id: statusOf(started).job_id });
+      expect(statusOf(cancelled).state).toBe("cancelled");
+    }
+    await eventually(() => processesWith(tag).length === 0, 3000, "no process of a cancelled job is left");
+  });
+
+  it("end on their own with an exit code; sandbox_status can wait for it", async () => {
+    const started = await sandbox.call("sandbox_start", {
+      language: "python",
+      code: "import time\ntime.sleep(0.5)\nprint('done')",
+    });
+    const waited = await sandbox.call("sandbox_status", {
+      job_id: statusOf(started).job_id,
+      wait_seconds: 10,
+    });
+    expect(statusOf(waited)).toMatchObject({ state: "exited", exit_code: 0, stdout: "done\n" });
+    expect(waited.text).toMatch(/exit code 0/);
+  });
+
+  it("stop at their own wall-clock limit", async () => {
+    const started = await sandbox.call("sandbox_start", {
+      language: "bash",
+      code: "sleep 10",
+      timeout_seconds: 0.5,
+    });
+    const waited = await sandbox.call("sandbox_status", {
+      job_id: statusOf(started).job_id,
+      wait_seconds: 5,
+    });
+    expect(statusOf(waited)).toMatchObject({ state: "timed_out", exit_code: null });
+  });
+
+  it("belong to their session: another session or tenant cannot see or cancel them", async () => {
+    const started = await sandbox.call(
+      "sandbox_start",
+      { language: "bash", code: "sleep 5" },
+      { session: "ses_owner" },
+    );
+    const id = statusOf(started).job_id;
+    for (const other of [{ session: "ses_other" }, { tenant: "globex", session: "ses_owner" }]) {
+      for (const tool of ["sandbox_status", "sandbox_cancel"]) {
+        const answer = await sandbox.call(tool, { job_id: id }, other);
+        expect(answer.result.structured_content).toMatchObject({ error: { code: "not_found" } });
+      }
+    }
+    const still = await sandbox.call("sandbox_status", { job_id: id }, { session: "ses_owner" });
+    expect(statusOf(still).state).toBe("running");
+    await sandbox.call("sandbox_cancel", { job_id: id }, { session: "ses_owner" });
+  });
+
+  it("are limited per session", async () => {
+    const owner = { session: "ses_many" };
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      ids.push(
+        statusOf(await sandbox.call("sandbox_start", { language: "bash", code: "sleep 5" }, owner)).job_id,
+      );
+    }
+    const third = await sandbox.call("sandbox_start", { language: "bash", code: "sleep 5" }, owner);
+    expect(third.result.structured_content).toMatchObject({ error: { code: "busy" } });
+    for (const id of ids) await sandbox.call("sandbox_cancel", { job_id: id }, owner);
+  });
+});
+
+describe("the service process", () => {
+  it("takes its sandboxes with it when it dies", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "sandbox-proc-"));
+    chmodSync(stateDir, 0o711);
+    const configPath = join(stateDir, "sandbox.json");
+    writeFileSync(configPath, JSON.stringify(testConfig(join(stateDir, "state"), 130_300)));
+    const token = "proc-token-0123456789";
+    const service = await startProcess(
+      ["dist/services/sandbox/src/main.js", "-config", configPath],
+      { SANDBOX_TEST_TOKEN: token },
+      (line) =>
+        line.includes("tool service listening") ? (JSON.parse(line) as { url: string }).url : undefined,
+    );
+    try {
+      const tag = marker();
+      const started = await callTool(service.ready, token, "sandbox_start", {
+        language: "bash",
+        code: `sleep 60; : ${tag}`,
+      });
+      expect(statusOf(started).state).toBe("running");
+      await eventually(() => processesWith(tag).length > 0, 5000, "the job is running");
+      await service.stop("SIGKILL");
+      await eventually(() => processesWith(tag).length === 0, 3000, "the job died with the service");
+      expect(service.output.join("\n")).not.toContain(token);
+    } finally {
+      await service.stop("SIGKILL");
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});
