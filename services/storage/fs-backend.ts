@@ -138,7 +138,22 @@ export class FilesystemBackend implements StorageBackend {
   }
 
   async stat(scope: string, path: string): Promise<Outcome<ObjectInfo | undefined>> {
-    return this.#withFile(scope, path, (file, opened) => this.#info(path, file, opened));
+    const located = await this.#locate(scope, path, false);
+    if (!located.ok || !located.value) return located as Outcome<undefined>;
+    return this.#infoAt(path, located.value.file);
+  }
+
+  /**
+   * The facts of a file whose folders are already checked: one lstat when its etag is cached, and
+   * an open (never following a link) to hash it when not.
+   */
+  async #infoAt(path: string, file: string): Promise<Outcome<ObjectInfo | undefined>> {
+    const stats = await lstatOrUndefined(file, true);
+    if (stats?.isSymbolicLink()) return fail("symlink_refused", symlinkMessage(path));
+    if (!stats?.isFile()) return ok(undefined);
+    const etag = this.#cachedEtag(file, stats);
+    if (etag !== undefined) return ok(toInfo(path, stats, etag));
+    return this.#withOpenFile(path, file, (opened) => this.#info(path, file, opened));
   }
 
   async read(
@@ -146,7 +161,10 @@ export class FilesystemBackend implements StorageBackend {
     path: string,
     range: ByteRange,
   ): Promise<Outcome<{ info: ObjectInfo; data: Buffer } | undefined>> {
-    return this.#withFile(scope, path, async (file, opened) => {
+    const located = await this.#locate(scope, path, false);
+    if (!located.ok || !located.value) return located as Outcome<undefined>;
+    const { file } = located.value;
+    return this.#withOpenFile(path, file, async (opened) => {
       // the handle pins this version of the file: a rename over it does not change what we read
       const info = await this.#info(path, file, opened);
       const length = Math.max(0, Math.min(range.length, info.size - range.offset));
@@ -161,15 +179,12 @@ export class FilesystemBackend implements StorageBackend {
     });
   }
 
-  /** Run `use` on the path's open file; `undefined` when there is none (or a folder stands there). */
-  async #withFile<T>(
-    scope: string,
+  /** Run `use` on the open file; `undefined` when there is none (or a folder stands there). */
+  async #withOpenFile<T>(
     path: string,
-    use: (file: string, opened: Opened) => Promise<T>,
+    file: string,
+    use: (opened: Opened) => Promise<T>,
   ): Promise<Outcome<T | undefined>> {
-    const located = await this.#locate(scope, path, false);
-    if (!located.ok || !located.value) return located as Outcome<undefined>;
-    const { file } = located.value;
     let handle: FileHandle;
     try {
       handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -181,13 +196,20 @@ export class FilesystemBackend implements StorageBackend {
     try {
       const stats = await handle.stat({ bigint: true });
       if (!stats.isFile()) return ok(undefined);
-      return ok(await use(file, { handle, stats }));
+      return ok(await use({ handle, stats }));
     } finally {
       await handle.close();
     }
   }
 
   async #info(path: string, file: string, { handle, stats }: Opened): Promise<ObjectInfo> {
+    const etag = this.#cachedEtag(file, stats) ?? (await hashHandle(handle));
+    this.#remember(file, stats, etag);
+    return toInfo(path, stats, etag);
+  }
+
+  /** The etag hashed earlier, if the file is still the same inode with the same size and times. */
+  #cachedEtag(file: string, stats: BigIntStats): string | undefined {
     const cached = this.#etags.get(file);
     const fresh =
       cached &&
@@ -195,9 +217,7 @@ export class FilesystemBackend implements StorageBackend {
       cached.size === stats.size &&
       cached.mtimeNs === stats.mtimeNs &&
       cached.ctimeNs === stats.ctimeNs;
-    const etag = fresh ? cached.etag : await hashHandle(handle);
-    this.#remember(file, stats, etag);
-    return { path, size: Number(stats.size), etag, modified: new Date(Number(stats.mtimeMs)) };
+    return fresh ? cached.etag : undefined;
   }
 
   #remember(file: string, stats: BigIntStats, etag: string): void {
@@ -247,7 +267,7 @@ export class FilesystemBackend implements StorageBackend {
         const stats = await lstat(file, { bigint: true });
         const etag = createHash("md5").update(data).digest("hex");
         this.#remember(file, stats, etag);
-        return ok({ path, size: data.length, etag, modified: new Date(Number(stats.mtimeMs)) });
+        return ok(toInfo(path, stats, etag));
       }
     } finally {
       if (!renamed) await unlink(temp).catch(() => undefined);
@@ -287,27 +307,28 @@ export class FilesystemBackend implements StorageBackend {
     // locate a name inside the folder to get the folder itself checked for links and conflicts
     const located = await this.#locate(scope, `${folder}_`, false);
     if (!located.ok) return located;
-    const paths: string[] = [];
-    if (located.value) await collect(located.value.dir, folder, prefix, startAfter, paths);
-    paths.sort(compareKeys);
-    const objects: ObjectInfo[] = [];
-    for (const path of paths) {
-      if (objects.length === limit) return ok({ objects, truncated: true });
-      // a file deleted since its folder was read is skipped, not an error
-      const info = await this.stat(scope, path);
-      if (info.ok && info.value) objects.push(info.value);
-    }
-    return ok({ objects, truncated: false });
+    const files: Found[] = [];
+    if (located.value) await collect(located.value.dir, folder, prefix, startAfter, files);
+    files.sort((a, b) => Buffer.compare(a.key, b.key));
+    // a file deleted since its folder was read is skipped: one more than the page is looked at, so
+    // that a page cut short by a deletion still says whether more follow
+    const page = files.slice(0, limit + 1);
+    const facts = await Promise.all(page.map(({ path, file }) => this.#infoAt(path, file)));
+    const objects = facts.flatMap((info) => (info.ok && info.value ? [info.value] : []));
+    return ok({
+      objects: objects.slice(0, limit),
+      truncated: objects.length > limit || files.length > page.length,
+    });
   }
 
   async usage(scope: string): Promise<Usage> {
     const located = await this.#locate(scope, "_", false);
     const usage = { bytes: 0, objects: 0 };
     if (!located.ok || !located.value) return usage;
-    const paths: string[] = [];
-    await collect(located.value.dir, "", "", "", paths);
-    for (const path of paths) {
-      const stats = await lstatOrUndefined(join(located.value.dir, path));
+    const files: Found[] = [];
+    await collect(located.value.dir, "", "", "", files);
+    for (const { file } of files) {
+      const stats = await lstatOrUndefined(file);
       if (stats?.isFile()) {
         usage.bytes += stats.size;
         usage.objects += 1;
@@ -317,13 +338,20 @@ export class FilesystemBackend implements StorageBackend {
   }
 }
 
-/** Paths of the regular files under `dir` that match; links and other odd entries are skipped. */
+/** A file found by walking a checked folder: its path in the scope, its UTF-8 key, and where it is. */
+interface Found {
+  path: string;
+  key: Buffer;
+  file: string;
+}
+
+/** The regular files under `dir` that match; links and other odd entries are skipped. */
 async function collect(
   dir: string,
   dirPath: string,
   prefix: string,
   startAfter: string,
-  out: string[],
+  out: Found[],
 ): Promise<void> {
   let entries: Dirent[];
   try {
@@ -340,9 +368,13 @@ async function collect(
         await collect(join(dir, entry.name), folder, prefix, startAfter, out);
       }
     } else if (entry.isFile() && path.startsWith(prefix) && compareKeys(path, startAfter) > 0) {
-      out.push(path);
+      out.push({ path, key: Buffer.from(path), file: join(dir, entry.name) });
     }
   }
+}
+
+function toInfo(path: string, stats: BigIntStats, etag: string): ObjectInfo {
+  return { path, size: Number(stats.size), etag, modified: new Date(Number(stats.mtimeMs)) };
 }
 
 async function hashHandle(handle: FileHandle): Promise<string> {
@@ -366,9 +398,11 @@ async function fsyncFolder(path: string): Promise<void> {
   }
 }
 
-async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
+async function lstatOrUndefined(path: string): Promise<Stats | undefined>;
+async function lstatOrUndefined(path: string, bigint: true): Promise<BigIntStats | undefined>;
+async function lstatOrUndefined(path: string, bigint = false): Promise<Stats | BigIntStats | undefined> {
   try {
-    return await lstat(path);
+    return await lstat(path, { bigint });
   } catch (error) {
     if (isMissing(error)) return undefined;
     throw error;

@@ -150,11 +150,14 @@ export function storageTools(storage: Storage, mode: ScopeMode): Tool[] {
         },
         ({ info, offset, length, text, end }) => {
           const more = end < info.size;
-          const part = offset === 0 && !more ? "" : `bytes ${offset} to ${end} of ${info.size}; `;
+          const part =
+            offset === 0 && !more
+              ? `${info.size} bytes`
+              : `${length} bytes at offset ${offset} of ${info.size}`;
           const next = more ? `; continue with offset ${end}` : "";
           return {
             content: [
-              { type: "text", text: `${info.path} (${part}etag ${info.etag}${next}):` },
+              { type: "text", text: `${info.path} (${part}, etag ${info.etag}${next}):` },
               { type: "text", text },
             ],
             structured_content: {
@@ -227,7 +230,8 @@ export function storageTools(storage: Storage, mode: ScopeMode): Tool[] {
           const lines = objects.map(
             (info) => `${info.path}\t${info.size} bytes\t${info.modified.toISOString()}`,
           );
-          const head = objects.length === 0 ? `No files${where}.` : `${objects.length} files${where}:`;
+          const count = objects.length === 1 ? "1 file" : `${objects.length} files`;
+          const head = objects.length === 0 ? `No files${where}.` : `${count}${where}:`;
           const tail = nextCursor ? [`More files follow: pass cursor "${nextCursor}".`] : [];
           return {
             content: [{ type: "text", text: [head, ...lines, ...tail].join("\n") }],

@@ -74,7 +74,7 @@ describe("the storage service over HTTP", () => {
       prefix: "notes/",
       objects: [{ path: "notes/plan.md", size: 15, etag }],
     });
-    expect(list.text).toMatch(/^1 files under "notes\/":\nnotes\/plan\.md\t15 bytes/);
+    expect(list.text).toMatch(/^1 file under "notes\/":\nnotes\/plan\.md\t15 bytes/);
 
     const replaced = await service.call("storage_write", {
       path: "notes/plan.md",
