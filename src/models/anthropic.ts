@@ -4,6 +4,7 @@ import type { Logger } from "../telemetry/logger.js";
 import { anthropicRequest } from "./anthropic-request.js";
 import { AnthropicStreamFold } from "./anthropic-stream.js";
 import type { ModelProvider, ModelReply, ModelRequest } from "./provider.js";
+import { providerFetch } from "./provider-fetch.js";
 import { type ProviderSettings, providerSettings } from "./provider-settings.js";
 import { withRetries } from "./retry.js";
 import { judgeSdkError, type SdkErrors } from "./sdk-errors.js";
@@ -35,6 +36,7 @@ export class AnthropicModel implements ModelProvider {
       apiKey: key ?? "none",
       // a keyless server of your own gets no credential header at all
       ...(key === undefined && { defaultHeaders: { authorization: null, "x-api-key": null } }),
+      fetch: providerFetch(),
       maxRetries: 0,
       timeout: this.#settings.idleMs,
       logLevel: "off",

@@ -4,6 +4,7 @@ import type { Logger } from "../telemetry/logger.js";
 import { openAIRequest } from "./openai-request.js";
 import { OpenAIStreamFold } from "./openai-stream.js";
 import type { ModelProvider, ModelReply, ModelRequest } from "./provider.js";
+import { providerFetch } from "./provider-fetch.js";
 import { type ProviderSettings, providerSettings } from "./provider-settings.js";
 import { withRetries } from "./retry.js";
 import { judgeSdkError, type SdkErrors } from "./sdk-errors.js";
@@ -43,6 +44,7 @@ export class OpenAIModel implements ModelProvider {
       ...(key === undefined && { defaultHeaders: { authorization: null } }),
       organization: null,
       project: null,
+      fetch: providerFetch(),
       maxRetries: 0,
       timeout: this.#settings.idleMs,
       logLevel: "off",

@@ -16,7 +16,7 @@ export const DEFAULT_MAX_RETRY_WAIT_SECONDS = 60;
 
 export function providerSettings(config: ProviderConfig): ProviderSettings {
   return {
-    idleMs: Math.round((config.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000),
+    idleMs: Math.max(1, Math.round((config.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000)),
     retry: {
       maxRetries: config.max_retries ?? DEFAULT_MAX_RETRIES,
       maxWaitMs: Math.round((config.max_retry_wait_seconds ?? DEFAULT_MAX_RETRY_WAIT_SECONDS) * 1000),

@@ -142,8 +142,9 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
   });
 
   afterAll(async () => {
-    // nothing secret anywhere Brain wrote, whatever the tests did
+    // nothing secret anywhere Brain wrote or tells, whatever the tests did
     expect(brain.logs()).not.toContain(PROVIDER_KEY);
+    expect(await (await fetch(`${brain.url}/metrics`)).text()).not.toContain(PROVIDER_KEY);
     await brain?.stop();
     await tools?.close();
     await fake?.close();
