@@ -1,13 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { mkdtemp, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Pool } from "undici";
 import { resolveStorageConfig } from "../services/storage/config.js";
 import { startStorageService } from "../services/storage/service.js";
-import type { Storage } from "../services/storage/storage.js";
 import { describeMachine } from "./machine.js";
 import { parseOptions } from "./options.js";
 import { renderTable } from "./report.js";
@@ -41,8 +40,7 @@ export const run: Benchmark = async (context) => {
   const payload = randomBytes(OBJECT_BYTES);
   try {
     const raw = join(root, "raw");
-    await rm(raw, { recursive: true, force: true });
-    await (await import("node:fs/promises")).mkdir(raw);
+    await mkdir(raw);
     const callTool = toolCaller(pool, token);
     const content = payload.toString("base64");
     context.log("storage: warming up");
