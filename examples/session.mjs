@@ -84,7 +84,7 @@ for await (const event of client.streamEvents(session.id)) {
     const id = event.data.data.approval_id;
     announced.add(id);
     console.log(
-      `       waiting for a person: answer on the local-tools page (/operator) or run \`npx local-tools answer ${id} yes\``,
+      `       waiting for a person: answer on the local-tools page (/operator) or run \`node dist/services/local-tools/main.js answer ${id} yes\``,
     );
   }
   if (event.type === "session.created") await client.sendMessage(session.id, message);

@@ -52,7 +52,7 @@ it("runs a session with BRAIN_TOOLS, printing events live; the operator answers 
   createInterface({ input: child.stderr }).on("line", (line) => lines.push(line));
   createInterface({ input: child.stdout }).on("line", (line) => {
     lines.push(line);
-    const id = /local-tools answer (apr_\S+) yes/.exec(line)?.[1];
+    const id = /main\.js answer (apr_\S+) yes/.exec(line)?.[1];
     if (id && !answered) {
       answered = true;
       const answer = runLocalToolsCli(
