@@ -88,7 +88,8 @@ export function askApprovalTool(store: ApprovalStore, options: AskApprovalOption
       }
       store.markDelivered(approval.id);
       if (settled === "expired") {
-        const waited = Math.round((Date.parse(approval.expires_at) - Date.parse(approval.created_at)) / 100) / 10;
+        const waited =
+          Math.round((Date.parse(approval.expires_at) - Date.parse(approval.created_at)) / 100) / 10;
         return {
           content: [
             {
