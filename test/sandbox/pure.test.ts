@@ -1,0 +1,136 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { CappedOutput } from "../../services/sandbox/src/capped-output.js";
+import { probeAdvice } from "../../services/sandbox/src/probe.js";
+import { type OutputProgress, ProgressBatcher } from "../../services/sandbox/src/progress-batcher.js";
+import { describeEnd, runText } from "../../services/sandbox/src/result-text.js";
+import { displayPath, workspacePath } from "../../services/sandbox/src/workspace-path.js";
+import { workspaceName } from "../../services/sandbox/src/workspaces.js";
+
+describe("workspacePath", () => {
+  it("accepts paths relative to the workspace or under /workspace", () => {
+    expect(workspacePath("a/b.txt")).toEqual(["a", "b.txt"]);
+    expect(workspacePath("./a//b/")).toEqual(["a", "b"]);
+    expect(workspacePath("/workspace/a")).toEqual(["a"]);
+    expect(workspacePath("/workspace")).toEqual([]);
+    expect(workspacePath("")).toEqual([]);
+    expect(workspacePath(".")).toEqual([]);
+    expect(workspacePath("..a/b..")).toEqual(["..a", "b.."]);
+  });
+
+  it.each([
+    ["..", /contains ".."/],
+    ["a/../../etc", /contains ".."/],
+    ["/etc/passwd", /outside the workspace/],
+    ["/workspacex/a", /outside the workspace/],
+    ["/workspace/../x", /contains ".."/],
+    ["a\0b", /NUL/],
+    [`${"n".repeat(256)}`, /longer than 255/],
+    [`${"a/".repeat(2049)}`, /longer than 4096/],
+  ])("refuses %j", (path, message) => {
+    expect(() => workspacePath(path)).toThrow(message);
+    try {
+      workspacePath(path);
+    } catch (error) {
+      expect((error as { code: string }).code).toBe("invalid_path");
+    }
+  });
+
+  it("shows paths relative to the workspace", () => {
+    expect(displayPath([])).toBe(".");
+    expect(displayPath(["a", "b"])).toBe("a/b");
+  });
+});
+
+describe("workspaceName", () => {
+  it("is a digest of both ids, so neither can shape a path or collide with the other's", () => {
+    const name = workspaceName({ tenantId: "../..", sessionId: "/etc" });
+    expect(name).toMatch(/^[0-9a-f]{32}$/);
+    expect(workspaceName({ tenantId: "a", sessionId: "bc" })).not.toBe(
+      workspaceName({ tenantId: "ab", sessionId: "c" }),
+    );
+  });
+});
+
+describe("CappedOutput", () => {
+  it("keeps the first `limit` bytes, counts the rest and flags truncation", () => {
+    const output = new CappedOutput(5);
+    expect(output.push(Buffer.from("abc"))).toBe("abc");
+    expect(output.push(Buffer.from("defgh"))).toBe("de");
+    expect(output.push(Buffer.from("ij"))).toBe("");
+    expect(output.text()).toBe("abcde");
+    expect(output.truncated).toBe(true);
+    expect(output.bytesSeen).toBe(10);
+  });
+
+  it("decodes UTF-8 across chunk boundaries and marks a character cut at the limit", () => {
+    const output = new CappedOutput(5);
+    const euro = Buffer.from("€€");
+    expect(output.push(euro.subarray(0, 2))).toBe("");
+    expect(output.push(euro.subarray(2))).toBe("€");
+    expect(output.text()).toBe("€\uFFFD");
+    expect(new CappedOutput(10).truncated).toBe(false);
+  });
+});
+
+describe("ProgressBatcher", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("joins writes of one stream until the interval, and flushes when the stream changes", () => {
+    const sent: OutputProgress[] = [];
+    const batcher = new ProgressBatcher((progress) => sent.push(progress), 50, 100);
+    batcher.push("stdout", "a");
+    batcher.push("stdout", "b");
+    expect(sent).toEqual([]);
+    batcher.push("stderr", "c");
+    expect(sent).toEqual([{ stream: "stdout", text: "ab" }]);
+    vi.advanceTimersByTime(50);
+    expect(sent).toEqual([
+      { stream: "stdout", text: "ab" },
+      { stream: "stderr", text: "c" },
+    ]);
+  });
+
+  it("splits long output into events of at most maxChars, never inside a surrogate pair", () => {
+    const sent: OutputProgress[] = [];
+    const batcher = new ProgressBatcher((progress) => sent.push(progress), 50, 4);
+    batcher.push("stdout", "abc😀defgh");
+    batcher.flush();
+    expect(sent.map((progress) => progress.text)).toEqual(["abc", "😀de", "fgh"]);
+    expect(sent.every((progress) => progress.text.length <= 4)).toBe(true);
+  });
+});
+
+describe("result text", () => {
+  it("names how a run ended, with the signal behind a high exit code", () => {
+    expect(describeEnd(0, false, 1000)).toBe("exit code 0");
+    expect(describeEnd(152, false, 1000)).toBe("exit code 152 (SIGXCPU: CPU time limit reached)");
+    expect(describeEnd(153, false, 1000)).toBe("exit code 153 (SIGXFSZ: file size limit reached)");
+    expect(describeEnd(null, true, 2500)).toMatch(/^killed at the wall-clock limit of 2.5 s/);
+  });
+
+  it("shows each stream that has output and says when output was cut", () => {
+    const base = { exit_code: 0, duration_ms: 5, truncated: false };
+    expect(runText({ ...base, stdout: "", stderr: "" }, "exit code 0", 10)).toBe(
+      "exit code 0, 5 ms\n(no output)",
+    );
+    expect(runText({ ...base, stdout: "o", stderr: "e", truncated: true }, "exit code 0", 10)).toBe(
+      "exit code 0, 5 ms\n--- stdout ---\no\n--- stderr ---\ne\n[output truncated: each stream keeps its first 10 bytes]",
+    );
+  });
+});
+
+describe("probe advice", () => {
+  it("points at user namespaces when bwrap cannot create them", () => {
+    expect(probeAdvice("bwrap: No permissions to creating new namespace")).toMatch(
+      /unprivileged_userns_clone/,
+    );
+    expect(probeAdvice("bwrap: execvp /usr/bin/x: No such file or directory")).toMatch(
+      /apt-get install -y bubblewrap/,
+    );
+  });
+});
