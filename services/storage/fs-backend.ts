@@ -88,7 +88,8 @@ export class FilesystemBackend implements StorageBackend {
       if (Number.isInteger(holder) && holder > 0 && processIsAlive(holder)) {
         throw new Error(
           `another storage service (pid ${holder}) uses this root; run one service per root, ` +
-            "since conditional writes and quotas are kept exact inside one process",
+            "since conditional writes and quotas are kept exact inside one process " +
+            "(if no service runs there, delete service.lock in the root)",
         );
       }
       // the holder died without cleaning up: its lock is stale
@@ -304,8 +305,10 @@ export class FilesystemBackend implements StorageBackend {
 
   async list(scope: string, prefix: string, startAfter: string, limit: number): Promise<Outcome<ListPage>> {
     const folder = prefix.slice(0, prefix.lastIndexOf("/") + 1);
-    // locate a name inside the folder to get the folder itself checked for links and conflicts
+    // locate a name inside the folder to get the folder itself checked for links
     const located = await this.#locate(scope, `${folder}_`, false);
+    // a file where the prefix needs a folder: nothing is under it, as an object store would say
+    if (!located.ok && located.error.code === "path_conflict") return ok({ objects: [], truncated: false });
     if (!located.ok) return located;
     const files: Found[] = [];
     if (located.value) await collect(located.value.dir, folder, prefix, startAfter, files);

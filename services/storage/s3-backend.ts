@@ -151,9 +151,9 @@ export class S3Backend implements StorageBackend {
       if (refused) return refused;
       throw error;
     }
-    const after = await this.stat(scope, path);
-    // another process may have written since; then our own PUT's facts are the ones to report
-    const modified = after.ok && after.value?.etag === etag ? after.value.modified : new Date();
+    // the object is stored now: a HEAD that fails or finds a newer writer's object must not undo that
+    const after = await this.stat(scope, path).catch(() => undefined);
+    const modified = after?.ok && after.value?.etag === etag ? after.value.modified : new Date();
     return ok({ path, size: data.length, etag, modified });
   }
 

@@ -232,6 +232,7 @@ export function backendConformance(
       const partial = unwrap(await storage.list(scope, { prefix: "notes/2026-0" }));
       expect(partial.objects.map((object) => object.path)).toEqual(["notes/2026-01.md", "notes/2026-02.md"]);
       expect(unwrap(await storage.list(scope, { prefix: "nothing/" })).objects).toEqual([]);
+      expect(unwrap(await storage.list(scope, { prefix: "a.txt/" })).objects).toEqual([]);
 
       const seen: string[] = [];
       let cursor: string | undefined;
