@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../json-depth.js";
 import type { Validator } from "../validation.js";
 import { check } from "../validation.js";
 import { ApiError } from "./errors.js";
@@ -57,6 +58,9 @@ export async function readJsonBody<T>(
     value = JSON.parse(Buffer.concat(chunks).toString("utf8"));
   } catch (error) {
     return new ApiError("invalid_request", `the request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+    return new ApiError("invalid_request", `the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   const checked = check(validate, value);
   if (!checked.ok) return new ApiError("invalid_request", checked.problems.join("; "));

@@ -1,5 +1,6 @@
 import type { Dispatcher } from "undici";
 import type { ToolBinding } from "../config/load.js";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../json-depth.js";
 import { ToolFailure } from "./outcome.js";
 import { checkResultObject, type ToolResult } from "./result.js";
 import { SseLimitError, SseParser } from "./sse-parser.js";
@@ -112,6 +113,10 @@ async function readSseResult(
           discard(body);
           return new ToolFailure("invalid_result", "a progress event's data is not valid JSON");
         }
+        if (nestedDeeperThan(progress, MAX_JSON_DEPTH)) {
+          discard(body);
+          return tooDeep("a progress event's data");
+        }
         onProgress(progress);
       }
     }
@@ -135,6 +140,7 @@ function parseResult(text: Buffer | string, binding: ToolBinding, what: string):
   } catch {
     return new ToolFailure("invalid_result", `${what} is not valid JSON`);
   }
+  if (nestedDeeperThan(raw, MAX_JSON_DEPTH)) return tooDeep(what);
   const checked = checkResultObject(raw, binding.validateOutput);
   return "problem" in checked ? new ToolFailure("invalid_result", checked.problem) : checked;
 }
@@ -147,6 +153,10 @@ function parseResult(text: Buffer | string, binding: ToolBinding, what: string):
 function discard(body: ResponseData["body"]): void {
   body.on("error", () => undefined);
   body.destroy();
+}
+
+function tooDeep(what: string): ToolFailure {
+  return new ToolFailure("invalid_result", `${what} nests deeper than ${MAX_JSON_DEPTH} levels`);
 }
 
 function tooLarge(limit: number): ToolFailure {

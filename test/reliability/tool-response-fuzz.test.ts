@@ -34,10 +34,11 @@ interface Case {
   outcomes: readonly string[];
   /** Only the slow cases get a short call timeout: on a loaded CI machine no other case may hit one. */
   timeoutSeconds?: number;
+  maxOutputBytes?: number;
 }
 
 // Generous, so that only the slow cases below can reach a time limit, however loaded the machine.
-const HEADERS_TIMEOUT_SECONDS = 2.5;
+const HEADERS_TIMEOUT_SECONDS = 5;
 const CALL_TIMEOUT_SECONDS = 30;
 
 const FAILED = ["connection_lost", "invalid_result"];
@@ -102,7 +103,7 @@ const NAMED: Record<string, Case> = {
       return dribble(s, "x".repeat(200), 50);
     },
     outcomes: ["timeout"],
-    timeoutSeconds: 2.5,
+    timeoutSeconds: 5,
   },
   "slowloris-headers": {
     answer: (s) => dribble(s, `HTTP/1.1 200 OK\r\n${"x-slow: 1\r\n".repeat(1000)}`, 20),
@@ -123,6 +124,23 @@ const NAMED: Record<string, Case> = {
         `${head("text/event-stream")}${'event: progress\ndata: {"n":1}\n\n'.repeat(2000)}event: result\ndata: {"content":[]}\n\n`,
       ),
     outcomes: ["ok"],
+  },
+  "nested-too-deep": {
+    // valid JSON, small enough, but deeper than any stack: storing it must not be what fails
+    answer: (s) =>
+      s.end(
+        `${head("application/json")}{"structured_content":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`,
+      ),
+    outcomes: ["invalid_result"],
+    maxOutputBytes: 1_048_576,
+  },
+  "progress-nested-too-deep": {
+    answer: (s) =>
+      s.end(
+        `${head("text/event-stream")}event: progress\ndata: ${"[".repeat(50_000)}${"]".repeat(50_000)}\n\nevent: result\ndata: {"content":[]}\n\n`,
+      ),
+    outcomes: ["invalid_result"],
+    maxOutputBytes: 1_048_576,
   },
   "status-999": {
     answer: (s) => s.end("HTTP/1.1 999 Odd\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"),
@@ -179,9 +197,9 @@ beforeAll(async () => {
       url: services.get(name)?.url,
       tenants: ["acme"],
       timeout_seconds: CASES[name]?.timeoutSeconds ?? CALL_TIMEOUT_SECONDS,
-      max_output_bytes: MAX_OUTPUT,
+      max_output_bytes: CASES[name]?.maxOutputBytes ?? MAX_OUTPUT,
     })),
-    limits: { tool_headers_timeout_seconds: HEADERS_TIMEOUT_SECONDS, max_progress_bytes: 1024 },
+    limits: { tool_headers_timeout_seconds: HEADERS_TIMEOUT_SECONDS, max_progress_bytes: 131_072 },
   });
 });
 
