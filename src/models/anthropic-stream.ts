@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { distinctProviderIds, type ModelReply } from "./provider.js";
 import { AttemptError, attemptFailure } from "./provider-failure.js";
+import type { StreamFold } from "./streamed-call.js";
 import { parseArguments } from "./tool-arguments.js";
 
 type StreamEvent = Anthropic.Messages.RawMessageStreamEvent;
@@ -17,7 +18,7 @@ interface ToolUse {
  * Folds a Messages API event stream into one reply. The stored text is exactly the text deltas
  * given out live, so what a client watched and what it reads back agree.
  */
-export class AnthropicStreamFold {
+export class AnthropicStreamFold implements StreamFold<StreamEvent> {
   #text = "";
   readonly #tools = new Map<number, ToolUse>();
   #stopReason: string | undefined;

@@ -6,9 +6,8 @@ import { AnthropicStreamFold } from "./anthropic-stream.js";
 import type { ModelProvider, ModelReply, ModelRequest } from "./provider.js";
 import { providerFetch } from "./provider-fetch.js";
 import { type ProviderSettings, providerSettings } from "./provider-settings.js";
-import { withRetries } from "./retry.js";
 import { judgeSdkError, type SdkErrors } from "./sdk-errors.js";
-import { streamedAttempt } from "./streamed-attempt.js";
+import { completeStreamed } from "./streamed-call.js";
 
 type AnthropicConfig = Extract<ModelConfig, { provider: "anthropic" }>;
 
@@ -45,32 +44,14 @@ export class AnthropicModel implements ModelProvider {
 
   complete(request: ModelRequest): Promise<ModelReply> {
     const params = anthropicRequest(request, this.config);
-    const attempt = () =>
-      streamedAttempt(request.signal, this.#settings.idleMs, async ({ signal, touch }) => {
-        const stream = await this.#client.messages.create(params, { signal });
-        const fold = new AnthropicStreamFold();
-        for await (const event of stream) {
-          touch();
-          const text = fold.push(event);
-          if (text) request.onDelta(text);
-        }
-        return fold.finish();
-      });
-    return withRetries(attempt, {
-      policy: this.#settings.retry,
-      signal: request.signal,
+    return completeStreamed({
+      request,
+      settings: this.#settings,
+      open: (signal) => this.#client.messages.create(params, { signal }),
+      newFold: () => new AnthropicStreamFold(),
       judge: (error) => judgeSdkError(error, ERRORS, this.config.apiKey),
-      onRetry: (failure, waitMs, attempt) =>
-        this.logger?.warn(
-          {
-            model: this.config.name,
-            session_id: request.session.id,
-            code: failure.code,
-            attempt,
-            wait_ms: waitMs,
-          },
-          `model call failed, retrying: ${failure.message}`,
-        ),
+      model: this.config.name,
+      logger: this.logger,
     });
   }
 }

@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import { distinctProviderIds, type ModelReply } from "./provider.js";
 import { AttemptError, attemptFailure } from "./provider-failure.js";
+import type { StreamFold } from "./streamed-call.js";
 import { parseArguments } from "./tool-arguments.js";
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -26,7 +27,7 @@ const STOP_REASONS: Record<string, string> = {
  * in pieces — though some compatible servers repeat the id and name in every piece, or send the
  * whole call in one.
  */
-export class OpenAIStreamFold {
+export class OpenAIStreamFold implements StreamFold<Chunk> {
   #text = "";
   readonly #calls = new Map<number, PartialCall>();
   #finishReason: string | undefined;

@@ -6,9 +6,8 @@ import { OpenAIStreamFold } from "./openai-stream.js";
 import type { ModelProvider, ModelReply, ModelRequest } from "./provider.js";
 import { providerFetch } from "./provider-fetch.js";
 import { type ProviderSettings, providerSettings } from "./provider-settings.js";
-import { withRetries } from "./retry.js";
 import { judgeSdkError, type SdkErrors } from "./sdk-errors.js";
-import { streamedAttempt } from "./streamed-attempt.js";
+import { completeStreamed } from "./streamed-call.js";
 
 type OpenAIConfig = Extract<ModelConfig, { provider: "openai" }>;
 
@@ -53,32 +52,14 @@ export class OpenAIModel implements ModelProvider {
 
   complete(request: ModelRequest): Promise<ModelReply> {
     const params = openAIRequest(request, { ...this.config, official: this.config.base_url === undefined });
-    const attempt = () =>
-      streamedAttempt(request.signal, this.#settings.idleMs, async ({ signal, touch }) => {
-        const stream = await this.#client.chat.completions.create(params, { signal });
-        const fold = new OpenAIStreamFold();
-        for await (const chunk of stream) {
-          touch();
-          const text = fold.push(chunk);
-          if (text) request.onDelta(text);
-        }
-        return fold.finish();
-      });
-    return withRetries(attempt, {
-      policy: this.#settings.retry,
-      signal: request.signal,
+    return completeStreamed({
+      request,
+      settings: this.#settings,
+      open: (signal) => this.#client.chat.completions.create(params, { signal }),
+      newFold: () => new OpenAIStreamFold(),
       judge: (error) => judgeSdkError(error, ERRORS, this.config.apiKey),
-      onRetry: (failure, waitMs, attempt) =>
-        this.logger?.warn(
-          {
-            model: this.config.name,
-            session_id: request.session.id,
-            code: failure.code,
-            attempt,
-            wait_ms: waitMs,
-          },
-          `model call failed, retrying: ${failure.message}`,
-        ),
+      model: this.config.name,
+      logger: this.logger,
     });
   }
 }

@@ -1,0 +1,55 @@
+import type { Logger } from "../telemetry/logger.js";
+import type { ModelReply, ModelRequest } from "./provider.js";
+import type { AttemptFailure } from "./provider-failure.js";
+import type { ProviderSettings } from "./provider-settings.js";
+import { withRetries } from "./retry.js";
+import { streamedAttempt } from "./streamed-attempt.js";
+
+/** Folds one provider's stream events into a reply (anthropic-stream.ts, openai-stream.ts). */
+export interface StreamFold<Event> {
+  /** Take one event; returns the text it adds, if any. */
+  push(event: Event): string | undefined;
+  /** The reply, once the stream has ended; throws when it ended early. */
+  finish(): ModelReply;
+}
+
+export interface StreamedCall<Event> {
+  request: ModelRequest;
+  settings: ProviderSettings;
+  /** Send the request through the SDK and return its event stream, aborted by `signal`. */
+  open: (signal: AbortSignal) => Promise<AsyncIterable<Event>>;
+  newFold: () => StreamFold<Event>;
+  judge: (error: unknown) => AttemptFailure;
+  /** The model entry's name, for the log. */
+  model: string;
+  logger: Logger | undefined;
+}
+
+/**
+ * One model call, the same for every provider: each attempt streams, gives its text out live as
+ * it comes, and folds the events into a reply; failed attempts are retried as the policy says.
+ */
+export function completeStreamed<Event>(call: StreamedCall<Event>): Promise<ModelReply> {
+  const { request, settings } = call;
+  const attempt = () =>
+    streamedAttempt(request.signal, settings.idleMs, async ({ signal, touch }) => {
+      const stream = await call.open(signal);
+      const fold = call.newFold();
+      for await (const event of stream) {
+        touch();
+        const text = fold.push(event);
+        if (text) request.onDelta(text);
+      }
+      return fold.finish();
+    });
+  return withRetries(attempt, {
+    policy: settings.retry,
+    signal: request.signal,
+    judge: call.judge,
+    onRetry: (failure, waitMs, attempt) =>
+      call.logger?.warn(
+        { model: call.model, session_id: request.session.id, code: failure.code, attempt, wait_ms: waitMs },
+        `model call failed, retrying: ${failure.message}`,
+      ),
+  });
+}
