@@ -1,9 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseArgs } from "node:util";
 import type { BrainClient } from "../client/client.js";
 import { recordSession } from "../models/recording.js";
 import { type ComparableEvent, canonical, compareReplay } from "../models/replay-diff.js";
-import { type CommandIo, connect, describeFailure, processIo, readAllEvents } from "./brain-connection.js";
+import {
+  type CommandIo,
+  describeFailure,
+  processIo,
+  readAllEvents,
+  sessionCommand,
+} from "./session-command.js";
 
 const HELP = `brain replay — replay a stored session with the scripted model, against the tools as they are now
 
@@ -28,37 +33,23 @@ const POLL_MS = 50;
 const SHOWN_CHARS = 300;
 
 export async function run(args: string[], io: CommandIo = processIo): Promise<number> {
-  const usage = (message: string) => {
-    io.stderr(`brain replay: ${message}\n\n${HELP}\n`);
-    return 2;
-  };
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (error) {
-    return usage((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    io.stdout(`${HELP}\n`);
-    return 0;
-  }
-  if (positionals.length !== 1) return usage("give exactly one SESSION_ID");
-  if (!values.model) return usage("--model is required: the name of a scripted model in Brain's host config");
-  const turnTimeout = Number(values["turn-timeout"] ?? 300);
+  const command = sessionCommand("replay", HELP, args, io, ["model", "turn-timeout"]);
+  if (typeof command === "number") return command;
+  const { client, options, usage } = command;
+  if (!options.model)
+    return usage("--model is required: the name of a scripted model in Brain's host config");
+  const turnTimeout = Number(options["turn-timeout"] ?? 300);
   if (!(turnTimeout > 0))
-    return usage(`--turn-timeout must be a positive number, not "${values["turn-timeout"]}"`);
-  const client = connect(values.url, io.env);
-  if ("problem" in client) return usage(client.problem);
+    return usage(`--turn-timeout must be a positive number, not "${options["turn-timeout"]}"`);
 
-  const recordedId = positionals[0] as string;
+  const recordedId = command.sessionId;
   try {
     const original = await client.getSession(recordedId);
     const recorded = await readAllEvents(client, recordedId);
     const recording = recordSession(recorded);
     for (const note of recording.notes) io.stderr(`note: ${note}\n`);
     const replay = await client.createSession({
-      model: values.model,
+      model: options.model,
       tools: original.config.tools,
       ...(original.config.system !== undefined && { system: original.config.system }),
       max_steps: original.config.max_steps,
@@ -105,17 +96,4 @@ function shown(event: ComparableEvent | undefined): string {
   if (!event) return "(none)";
   const text = `${event.type} ${canonical(event.data)}`;
   return text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS - 1)}…` : text;
-}
-
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      model: { type: "string" },
-      url: { type: "string" },
-      "turn-timeout": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
 }

@@ -1,6 +1,11 @@
-import { parseArgs } from "node:util";
 import { recordSession } from "../models/recording.js";
-import { type CommandIo, connect, describeFailure, processIo, readAllEvents } from "./brain-connection.js";
+import {
+  type CommandIo,
+  describeFailure,
+  processIo,
+  readAllEvents,
+  sessionCommand,
+} from "./session-command.js";
 
 const HELP = `brain script — turn a stored session's model steps into a script for the scripted model
 
@@ -19,26 +24,10 @@ Options:
   -h, --help    this help`;
 
 export async function run(args: string[], io: CommandIo = processIo): Promise<number> {
-  const usage = (message: string) => {
-    io.stderr(`brain script: ${message}\n\n${HELP}\n`);
-    return 2;
-  };
-  let parsed: ReturnType<typeof parse>;
+  const command = sessionCommand("script", HELP, args, io);
+  if (typeof command === "number") return command;
   try {
-    parsed = parse(args);
-  } catch (error) {
-    return usage((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    io.stdout(`${HELP}\n`);
-    return 0;
-  }
-  if (positionals.length !== 1) return usage("give exactly one SESSION_ID");
-  const client = connect(values.url, io.env);
-  if ("problem" in client) return usage(client.problem);
-  try {
-    const recording = recordSession(await readAllEvents(client, positionals[0] as string));
+    const recording = recordSession(await readAllEvents(command.client, command.sessionId));
     for (const note of recording.notes) io.stderr(`note: ${note}\n`);
     io.stdout(`${JSON.stringify(recording.script, null, 2)}\n`);
     return 0;
@@ -46,12 +35,4 @@ export async function run(args: string[], io: CommandIo = processIo): Promise<nu
     io.stderr(`brain script: ${describeFailure(error)}\n`);
     return 1;
   }
-}
-
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    options: { url: { type: "string" }, help: { type: "boolean", short: "h" } },
-  });
 }

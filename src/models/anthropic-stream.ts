@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { distinctProviderIds, type ModelReply } from "./provider.js";
+import { type ModelReply, replyToolCalls } from "./provider.js";
 import { AttemptError, attemptFailure } from "./provider-failure.js";
 import type { StreamFold } from "./streamed-call.js";
 import { parseArguments } from "./tool-arguments.js";
@@ -74,17 +74,15 @@ export class AnthropicStreamFold implements StreamFold<StreamEvent> {
       );
     }
     const tools = [...this.#tools.entries()].sort(([a], [b]) => a - b).map(([, tool]) => tool);
-    const ids = distinctProviderIds(tools.map((tool) => tool.id));
     return {
       text: this.#text,
-      tool_calls: tools.map((tool, i) => {
-        const id = ids[i];
-        return {
+      tool_calls: replyToolCalls(
+        tools.map((tool) => ({
+          id: tool.id,
           name: tool.name,
           arguments: tool.json === "" ? tool.initial : parseArguments(tool.json),
-          ...(id !== undefined && { provider_call_id: id }),
-        };
-      }),
+        })),
+      ),
       stop_reason: this.#stopReason ?? "end_turn",
       usage: { input_tokens: this.#input, output_tokens: this.#output },
     };

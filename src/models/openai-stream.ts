@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import { distinctProviderIds, type ModelReply } from "./provider.js";
+import { type ModelReply, replyToolCalls } from "./provider.js";
 import { AttemptError, attemptFailure } from "./provider-failure.js";
 import type { StreamFold } from "./streamed-call.js";
 import { parseArguments } from "./tool-arguments.js";
@@ -70,18 +70,16 @@ export class OpenAIStreamFold implements StreamFold<Chunk> {
       );
     }
     const calls = [...this.#calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
-    const ids = distinctProviderIds(calls.map((call) => call.id));
     const stopReason = STOP_REASONS[this.#finishReason] ?? this.#finishReason;
     return {
       text: this.#text,
-      tool_calls: calls.map((call, i) => {
-        const id = ids[i];
-        return {
+      tool_calls: replyToolCalls(
+        calls.map((call) => ({
+          id: call.id,
           name: call.name,
           arguments: call.arguments === "" ? {} : parseArguments(call.arguments),
-          ...(id !== undefined && { provider_call_id: id }),
-        };
-      }),
+        })),
+      ),
       // some local servers finish a message with tool calls as "stop"; the calls say what it is
       stop_reason: calls.length > 0 && stopReason === "end_turn" ? "tool_use" : stopReason,
       usage: { input_tokens: this.#input, output_tokens: this.#output },

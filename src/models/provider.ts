@@ -70,14 +70,20 @@ export function wireCallId(call: ToolCall): string {
 }
 
 /**
- * The provider ids of one reply's calls, kept only where each is non-empty and unique in the
- * reply: a server that repeats or omits ids would otherwise make results ambiguous, so those
- * calls go by Brain's ids instead.
+ * A reply's tool calls in the order given, each with the provider's id kept only where it is
+ * non-empty and unique in the reply: a server that omits or repeats ids would make results
+ * ambiguous, so those calls go by Brain's ids instead.
  */
-export function distinctProviderIds(ids: readonly (string | undefined)[]): (string | undefined)[] {
+export function replyToolCalls(
+  calls: readonly { id: string | undefined; name: string; arguments: unknown }[],
+): ModelReply["tool_calls"] {
   const counts = new Map<string, number>();
-  for (const id of ids) if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
-  return ids.map((id) => (id && counts.get(id) === 1 ? id : undefined));
+  for (const { id } of calls) if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return calls.map(({ id, name, arguments: args }) => ({
+    name,
+    arguments: args,
+    ...(id && counts.get(id) === 1 && { provider_call_id: id }),
+  }));
 }
 
 export type ModelProviderFactory = (entry: ModelConfig) => ModelProvider;

@@ -1,3 +1,4 @@
+import { parseArgs } from "node:util";
 import { BrainApiError, BrainClient, type StoredEvent } from "../client/client.js";
 
 /** Where a command writes and what it reads from its environment; tests pass their own. */
@@ -23,6 +24,58 @@ export function connect(url: string | undefined, env: NodeJS.ProcessEnv): BrainC
   const key = env.BRAIN_API_KEY;
   if (!key) return { problem: "set BRAIN_API_KEY to your tenant's API key" };
   return new BrainClient(base, key);
+}
+
+/** A command about one stored session: its id, a client for Brain, and the command's own options. */
+export interface SessionCommand {
+  sessionId: string;
+  client: BrainClient;
+  options: Record<string, string | undefined>;
+  /** Report bad usage, with the help; returns the exit code, 2. */
+  usage: (message: string) => number;
+}
+
+/**
+ * Read `brain NAME SESSION_ID [--url URL] [--OPTION VALUE …]`: the command, or the exit code when
+ * there is nothing more to do (--help, bad usage).
+ */
+export function sessionCommand(
+  name: string,
+  help: string,
+  args: string[],
+  io: CommandIo,
+  optionNames: readonly string[] = [],
+): SessionCommand | number {
+  const usage = (message: string) => {
+    io.stderr(`brain ${name}: ${message}\n\n${help}\n`);
+    return 2;
+  };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        url: { type: "string" },
+        help: { type: "boolean", short: "h" },
+        ...Object.fromEntries(optionNames.map((option) => [option, { type: "string" as const }])),
+      },
+    });
+  } catch (error) {
+    return usage((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout(`${help}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1) return usage("give exactly one SESSION_ID");
+  const client = connect(values.url as string | undefined, io.env);
+  if ("problem" in client) return usage(client.problem);
+  const options = Object.fromEntries(
+    optionNames.map((option) => [option, values[option] as string | undefined]),
+  );
+  return { sessionId: positionals[0] as string, client, options, usage };
 }
 
 const PAGE = 10_000;
