@@ -159,18 +159,24 @@ describe("workspaces", () => {
     }
   });
 
-  it("survive a restart of the service", async () => {
-    await sandbox.call(
-      "sandbox_write_file",
-      { path: "kept.txt", content: "across restarts" },
-      { session: "ses_restart" },
-    );
-    const again = await startTestSandbox(120_000, { state_dir: sandbox.stateDir });
+  it("survive a restart of the service, and one state directory serves one service", async () => {
+    const first = await startTestSandbox(120_200);
+    const second = { state_dir: first.stateDir };
     try {
-      const read = await again.call("sandbox_read_file", { path: "kept.txt" }, { session: "ses_restart" });
-      expect(read.result.structured_content).toMatchObject({ content: "across restarts" });
+      await first.call("sandbox_write_file", { path: "kept.txt", content: "across restarts" });
+      await expect(startTestSandbox(120_200, second)).rejects.toThrow(
+        new RegExp(`another sandbox service \\(pid ${process.pid}\\) uses state_dir`),
+      );
+      await first.running.close();
+      const again = await startTestSandbox(120_200, second);
+      try {
+        const read = await again.call("sandbox_read_file", { path: "kept.txt" });
+        expect(read.result.structured_content).toMatchObject({ content: "across restarts" });
+      } finally {
+        await again.close();
+      }
     } finally {
-      await again.close();
+      await first.close();
     }
   });
 });

@@ -8,6 +8,12 @@ export interface Mount {
   target: string;
 }
 
+/** A program's file, hard-linked (or copied) to `link` in the host directory mounted where it appears inside. */
+export interface ProgramLink {
+  source: string;
+  link: string;
+}
+
 /**
  * What a sandbox sees of the host, resolved once at start: read-only mounts, the top-level
  * symlinks of a merged-/usr system, each language's interpreter and the PATH. Nothing else of the
@@ -31,10 +37,16 @@ export interface LayoutRequest {
   systemPaths: readonly string[];
   /** Host directories no mount may contain or lie in: the workspaces, the service's own files. */
   private: readonly string[];
+  /**
+   * Where the program directories are built on the host: the interpreters and programs of one
+   * directory (/usr/bin) are linked into one host directory, mounted there with one bind instead
+   * of one bind each, which is most of what a sandbox costs to set up.
+   */
+  programsRoot: string;
 }
 
 export type LayoutResult =
-  | { ok: true; layout: SandboxLayout; skipped: string[] }
+  | { ok: true; layout: SandboxLayout; links: ProgramLink[]; skipped: string[] }
   | { ok: false; problems: string[] };
 
 /** Resolve what the sandbox will see; every problem is reported, missing optional paths are listed. */
@@ -42,22 +54,26 @@ export function resolveLayout(request: LayoutRequest): LayoutResult {
   const problems: string[] = [];
   const skipped: string[] = [];
   const mounts = new Map<string, Mount>();
-  const add = (source: string, what: string): Mount | undefined => {
-    const target = sandboxPath(source);
+  const links = new Map<string, ProgramLink>();
+  const check = (source: string, target: string, what: string): boolean => {
     const clash = SANDBOX_OWN_PATHS.find((own) => within(target, own) || within(own, target));
     if (target === "/" || clash) {
       problems.push(`${what}: ${source} would cover the sandbox's own ${clash ?? "/"}`);
-      return undefined;
+      return false;
     }
     const real = realpathSync(source);
     const exposed = request.private.find((path) => within(path, real) || within(real, path));
     if (exposed) {
       problems.push(`${what}: ${source} would expose ${exposed} to sandboxed code`);
-      return undefined;
+      return false;
     }
-    const mount = { source, target };
-    mounts.set(target, mount);
-    return mount;
+    return true;
+  };
+  const addProgram = (source: string, what: string): string | undefined => {
+    const target = sandboxPath(source);
+    if (!check(source, target, what)) return undefined;
+    links.set(target, { source: realpathSync(source), link: join(request.programsRoot, target) });
+    return target;
   };
 
   const interpreters = new Map<Language, string>();
@@ -66,16 +82,29 @@ export function resolveLayout(request: LayoutRequest): LayoutResult {
       problems.push(`languages.${language}: ${path} is not an executable file on this host`);
       continue;
     }
-    const mount = add(path, `languages.${language}`);
-    if (mount) interpreters.set(language, mount.target);
+    const target = addProgram(path, `languages.${language}`);
+    if (target) interpreters.set(language, target);
   }
   for (const path of request.programs) {
-    if (isExecutableFile(path)) add(path, "programs");
+    if (isExecutableFile(path)) addProgram(path, "programs");
     else skipped.push(path);
   }
+  const programDirs = [...new Set([...links.keys()].map(dirname))];
+  for (const dir of programDirs) mounts.set(dir, { source: join(request.programsRoot, dir), target: dir });
   for (const path of request.systemPaths) {
-    if (exists(path)) add(path, "system_paths");
-    else skipped.push(path);
+    if (!exists(path)) {
+      skipped.push(path);
+      continue;
+    }
+    const target = sandboxPath(path);
+    const covered = programDirs.find((dir) => within(dir, target) || within(target, dir));
+    if (covered) {
+      problems.push(
+        `system_paths: ${path} overlaps ${covered}, where only the listed programs appear; list them in programs`,
+      );
+    } else if (check(path, target, "system_paths")) {
+      mounts.set(target, { source: path, target });
+    }
   }
   if (problems.length > 0) return { ok: false, problems };
 
@@ -83,11 +112,14 @@ export function resolveLayout(request: LayoutRequest): LayoutResult {
     const target = relativeSymlink(path);
     return target === undefined || mounts.has(path) ? [] : [{ path, target }];
   });
-  const binaries = [...interpreters.values(), ...request.programs.map(sandboxPath)];
-  const pathDirs = [...new Set(binaries.filter((path) => mounts.has(path)).map(dirname))];
   // a parent must be mounted before its children, or it would hide them
   const ordered = [...mounts.values()].sort((a, b) => (a.target < b.target ? -1 : 1));
-  return { ok: true, layout: { mounts: ordered, symlinks, interpreters, pathDirs }, skipped };
+  return {
+    ok: true,
+    layout: { mounts: ordered, symlinks, interpreters, pathDirs: programDirs },
+    links: [...links.values()],
+    skipped,
+  };
 }
 
 /**

@@ -5,8 +5,10 @@ import {
   constants,
   existsSync,
   mkdirSync,
+  readFileSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +19,7 @@ import { type Job, type JobStatus, Jobs, jobStatus } from "./jobs.js";
 import { launchCommand } from "./launch-command.js";
 import { type LayoutResult, resolveLayout, type SandboxLayout } from "./layout.js";
 import { PROBES, probeAdvice } from "./probe.js";
+import { installProgramLinks } from "./program-links.js";
 import type { StreamName } from "./progress-batcher.js";
 import { Run, type RunOutcome } from "./runner.js";
 import {
@@ -57,7 +60,34 @@ export function layoutOf(config: SandboxConfig): LayoutResult {
     programs: config.programs,
     systemPaths: config.systemPaths,
     private: [config.stateDir, serviceRoot()],
+    programsRoot: join(config.stateDir, "programs"),
   });
+}
+
+const pidFile = (stateDir: string) => join(stateDir, "service.pid");
+
+/**
+ * Mark the state directory as this process's: two services on one would hand out the same
+ * workspace users and rebuild each other's program directories.
+ */
+function claimStateDir(stateDir: string): void {
+  const path = pidFile(stateDir);
+  const holder = existsSync(path) ? Number(readFileSync(path, "utf8")) : undefined;
+  if (holder && isAlive(holder)) {
+    throw new StartupError(
+      `another sandbox service (pid ${holder}) uses state_dir ${stateDir}; stop it, or remove ${path} if it is not running`,
+    );
+  }
+  writeFileSync(path, String(process.pid));
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The first directory above `path` that others cannot search, if any. */
@@ -126,6 +156,7 @@ export class Sandbox {
     mkdirSync(config.stateDir, { recursive: true, mode: 0o711 });
     // bwrap runs as the workspace's user, which must reach its workspace under the state directory
     chmodSync(config.stateDir, 0o711);
+    claimStateDir(config.stateDir);
     const closed = closedAncestor(config.stateDir);
     if (closed) {
       throw new StartupError(
@@ -135,6 +166,7 @@ export class Sandbox {
     }
     const resolved = layoutOf(config);
     if (!resolved.ok) throw new StartupError(resolved.problems.join("\n"));
+    installProgramLinks(join(config.stateDir, "programs"), resolved.links);
     if (resolved.skipped.length > 0) {
       logger.info({ skipped: resolved.skipped }, "paths not on this host are left out of the sandbox");
     }
@@ -261,6 +293,7 @@ export class Sandbox {
     clearInterval(this.#sweeper);
     for (const run of this.#runs) run.kill("cancelled");
     await Promise.all([...this.#runs].map((run) => run.done));
+    rmSync(pidFile(this.config.stateDir), { force: true });
   }
 
   #withWorkspace<T>(owner: Owner, use: (workspace: WorkspaceDir) => T): T {

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineTool, type Tool, type ToolContext, ToolError } from "../../../kit/index.js";
+import { StringEnum } from "../../../src/validation.js";
 import type { Language, Limits } from "./config.js";
 import { SandboxError } from "./errors.js";
 import type { JobStatus } from "./jobs.js";
@@ -15,6 +16,10 @@ const PROGRESS_INTERVAL_MS = 50;
 const PROGRESS_MAX_CHARS = 8192;
 /** Below Brain's default 30 s headers timeout, as sandbox_status answers with JSON. */
 const MAX_STATUS_WAIT_SECONDS = 20;
+/** The binding timeout suggested for the tools that do not run code to its end: they answer in moments. */
+const QUICK_TOOL_SECONDS = 60;
+/** What a call adds to its run's own limit: sandbox setup and the answer. */
+const CALL_MARGIN_SECONDS = 30;
 
 const ExecOutput = Type.Object(
   {
@@ -31,7 +36,7 @@ const ExecOutput = Type.Object(
 const JobOutput = Type.Object(
   {
     job_id: Type.String(),
-    state: Type.Union(["running", "exited", "timed_out", "cancelled", "failed"].map((s) => Type.Literal(s))),
+    state: StringEnum(["running", "exited", "timed_out", "cancelled", "failed"]),
     language: Type.String(),
     started_at: Type.String(),
     exit_code: Type.Union([Type.Integer(), Type.Null()]),
@@ -60,10 +65,7 @@ async function guarded<T>(work: () => T | Promise<T>): Promise<T> {
 /** The sandbox's seven tools, their schemas shaped by the config (languages, limits). */
 export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], limits: Limits): Tool[] {
   const codeFields = {
-    language: Type.Union(
-      languages.map((language) => Type.Literal(language)),
-      { description: `The language of code: ${languages.join(", ")}.` },
-    ),
+    language: StringEnum(languages, { description: `The language of code: ${languages.join(", ")}.` }),
     code: Type.String({ minLength: 1, maxLength: limits.max_code_bytes, description: "The program to run." }),
     stdin: Type.Optional(
       Type.String({
@@ -113,6 +115,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
     output: ExecOutput,
     // headers go out at once: a quiet program may run past Brain's headers timeout
     streaming: true,
+    timeoutSeconds: limits.max_timeout_seconds + CALL_MARGIN_SECONDS,
     handler: (args, ctx) =>
       guarded(async () => {
         const request = codeRequest(args, limits.timeout_seconds);
@@ -154,6 +157,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
       strict,
     ),
     output: JobOutput,
+    timeoutSeconds: QUICK_TOOL_SECONDS,
     handler: (args, ctx) =>
       guarded(() => {
         const request = codeRequest(args, limits.job_timeout_seconds);
@@ -174,6 +178,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
       strict,
     ),
     output: JobOutput,
+    timeoutSeconds: QUICK_TOOL_SECONDS,
     handler: (args, ctx) =>
       guarded(async () => {
         const waitMs = Math.round((args.wait_seconds ?? 0) * 1000);
@@ -187,6 +192,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
     description: "Stop a job from sandbox_start and every process it started; returns its final status.",
     input: Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 128 }) }, strict),
     output: JobOutput,
+    timeoutSeconds: QUICK_TOOL_SECONDS,
     handler: (args, ctx) =>
       guarded(async () =>
         jobResult(await sandbox.cancel(owner(ctx), args.job_id), limits.job_timeout_seconds * 1000),
@@ -209,6 +215,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
       strict,
     ),
     output: Type.Object({ path: Type.String(), size: Type.Integer() }, strict),
+    timeoutSeconds: QUICK_TOOL_SECONDS,
     handler: (args, ctx) =>
       guarded(() => {
         const data = Buffer.from(args.content, args.encoding === "base64" ? "base64" : "utf8");
@@ -235,6 +242,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
       },
       strict,
     ),
+    timeoutSeconds: QUICK_TOOL_SECONDS,
     handler: (args, ctx) =>
       guarded(() => {
         const { data, size } = sandbox.readFile(owner(ctx), args.path);
@@ -291,6 +299,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
       },
       strict,
     ),
+    timeoutSeconds: QUICK_TOOL_SECONDS,
     handler: (args, ctx) =>
       guarded(() => {
         const listed = sandbox.list(owner(ctx), args.path ?? ".", args.recursive ?? false);

@@ -1,0 +1,179 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import pino from "pino";
+import { Pool } from "undici";
+import { type Language, resolveSandboxConfig } from "../services/sandbox/src/config.js";
+import { launchCommand } from "../services/sandbox/src/launch-command.js";
+import { layoutOf } from "../services/sandbox/src/sandbox.js";
+import { startSandboxService } from "../services/sandbox/src/service.js";
+import { workspaceName } from "../services/sandbox/src/workspaces.js";
+import { describeMachine } from "./machine.js";
+import { parseOptions } from "./options.js";
+import { renderTable } from "./report.js";
+import type { BenchContext, Benchmark, Figure } from "./section.js";
+import { nowMs, summarize } from "./stats.js";
+
+const RUNS = 100;
+const WARMUP = 10;
+const TARGET_TRUE_MS = 30;
+/** A Python program that works for about 10 ms. */
+const PYTHON_10MS =
+  "import time\nend = time.perf_counter() + 0.01\nwhile time.perf_counter() < end:\n    pass";
+const OWNER = { tenantId: "bench", sessionId: "ses_bench" };
+
+/**
+ * sandbox_exec end to end through the service (HTTP call, workspace, prlimit, bwrap, interpreter,
+ * result) against the raw limit: the same prlimit + bwrap command line spawned directly, and below
+ * that the bare program with no sandbox at all.
+ */
+export const run: Benchmark = async (context) => {
+  if (process.getuid?.() !== 0)
+    throw new Error("the sandbox benchmark runs as root, as the sandbox service does");
+  const stateDir = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
+  chmodSync(stateDir, 0o711);
+  const token = randomBytes(24).toString("base64url");
+  const resolved = resolveSandboxConfig(
+    {
+      listen: "127.0.0.1:0",
+      token_env: "TOKEN",
+      state_dir: stateDir,
+      log_level: "warn",
+      languages: { bash: "/usr/bin/bash", python: "/usr/bin/python3" },
+      sandbox_uids: { first: 190_000, count: 10 },
+    },
+    { TOKEN: token },
+    stateDir,
+  );
+  if (!resolved.ok) throw new Error(resolved.problems.join("\n"));
+  const { config } = resolved;
+  const layout = layoutOf(config);
+  if (!layout.ok) throw new Error(layout.problems.join("\n"));
+  const service = await startSandboxService(config, { logger: pino({ level: "warn" }) });
+  const pool = new Pool(service.url, { connections: 1 });
+  try {
+    const exec = async (language: Language, code: string) => {
+      const response = await pool.request({
+        path: "/tools/sandbox_exec",
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          tenant_id: OWNER.tenantId,
+          session_id: OWNER.sessionId,
+          call_id: "call_bench",
+          arguments: { language, code },
+        }),
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== 200 || !text.includes('"exit_code":0')) {
+        throw new Error(`sandbox_exec failed: ${response.statusCode} ${text.slice(0, 300)}`);
+      }
+    };
+    // the raw runs use the service's own workspace directory and user, created by this call
+    await exec("bash", "true");
+    const workspaceDir = join(stateDir, "workspaces", workspaceName(OWNER));
+    const uid = 190_000;
+    const raw = (language: Language, code: string) =>
+      launchCommand(config, layout.layout, config.limits, { workspaceDir, language, code });
+
+    context.log(`sandbox: ${RUNS} runs of each, after ${WARMUP} to warm up`);
+    const measure = async (name: string, once: () => Promise<void>) => {
+      for (let i = 0; i < WARMUP; i++) await once();
+      const samples: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const start = nowMs();
+        await once();
+        samples.push(nowMs() - start);
+      }
+      context.log(`sandbox: ${name} done`);
+      return summarize(samples);
+    };
+    const trueCall = await measure("exec true", () => exec("bash", "true"));
+    const trueRaw = await measure("raw true", () => spawnToEnd(raw("bash", "true"), uid));
+    const bareTrue = await measure("bare true", () =>
+      spawnToEnd({ file: "/usr/bin/bash", args: ["-c", "true"] }, uid),
+    );
+    const pyCall = await measure("exec python", () => exec("python", PYTHON_10MS));
+    const pyRaw = await measure("raw python", () => spawnToEnd(raw("python", PYTHON_10MS), uid));
+    const barePy = await measure("bare python", () =>
+      spawnToEnd({ file: "/usr/bin/python3", args: ["-c", PYTHON_10MS] }, uid),
+    );
+
+    const figure = (name: string, value: number, refName: string, ref: number): Figure => ({
+      name,
+      value,
+      unit: "ms",
+      reference: { name: refName, value: ref },
+    });
+    return {
+      id: "sandbox",
+      title: "Sandbox service: sandbox_exec end to end (sequential, one session)",
+      params: {
+        runs: RUNS,
+        warmup: WARMUP,
+        languages: ["bash", "python"],
+        mounts: layout.layout.mounts.length,
+      },
+      figures: [
+        {
+          ...figure(
+            "sandbox_exec `true` p50 vs raw prlimit+bwrap",
+            trueCall.p50,
+            "prlimit+bwrap spawn",
+            trueRaw.p50,
+          ),
+          target: { text: `< ${TARGET_TRUE_MS} ms`, met: trueCall.p50 < TARGET_TRUE_MS },
+        },
+        figure(
+          "sandbox_exec `true` p99 vs raw prlimit+bwrap",
+          trueCall.p99,
+          "prlimit+bwrap spawn",
+          trueRaw.p99,
+        ),
+        figure("raw prlimit+bwrap `true` p50 vs no sandbox", trueRaw.p50, "bash -c true", bareTrue.p50),
+        figure("sandbox_exec python 10 ms p50 vs raw", pyCall.p50, "prlimit+bwrap spawn", pyRaw.p50),
+        figure("raw prlimit+bwrap python 10 ms p50 vs no sandbox", pyRaw.p50, "python3 -c", barePy.p50),
+      ],
+      notes: [
+        "sandbox_exec: an undici POST of the envelope Brain sends, answered as an event stream (the tool streams progress); the service checks the call, takes the session's workspace, spawns prlimit → bwrap → the interpreter as the workspace's user, and sends the result.",
+        "raw: the identical command line (limits, namespaces, read-only mounts, workspace bind) spawned with child_process and awaited: what the service cannot beat.",
+        "no sandbox: the interpreter alone, as the same user; the gap to raw is what bubblewrap's namespaces and mounts cost.",
+        `The python program spins for 10 ms of wall time; ${layout.layout.mounts.length} read-only mounts (each interpreter and program, the library directories).`,
+      ],
+    };
+  } finally {
+    await pool.close();
+    await service.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+};
+
+/** Spawn a command as `uid` and wait for its exit; a non-zero exit fails the benchmark. */
+function spawnToEnd(command: { file: string; args: string[] }, uid: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command.file, command.args, { uid, gid: uid, env: {}, stdio: "ignore" });
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command.file} exited ${code}`)),
+    );
+  });
+}
+
+// `node dist/bench/sandbox.js`: this benchmark alone, its table on stdout
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const root = new URL("../..", import.meta.url).pathname;
+  const parsed = parseOptions([], process.env);
+  if (!parsed.ok) throw new Error("bench options");
+  const context: BenchContext = {
+    options: parsed.options,
+    root,
+    log: (line) => process.stderr.write(`${line}\n`),
+  };
+  const section = await run(context);
+  process.stdout.write(
+    `${renderTable({ generated_at: new Date().toISOString(), machine: describeMachine(root), options: {}, sections: [section], failures: [] })}\n`,
+  );
+}
