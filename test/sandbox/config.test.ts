@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_LIMITS, resolveSandboxConfig } from "../../services/sandbox/src/config.js";
-import { startSandboxService } from "../../services/sandbox/src/service.js";
+import { DEFAULT_LIMITS, resolveSandboxConfig } from "../../services/sandbox/config.js";
+import { startSandboxService } from "../../services/sandbox/service.js";
 import { ROOT } from "../helpers/cli.js";
 import { testConfig } from "./sandbox-service.js";
 
@@ -72,7 +72,7 @@ describe("the sandbox config", () => {
 
 /** Run the built sandbox command to completion. */
 function runSandbox(args: string[], extraEnv: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, ["dist/services/sandbox/src/main.js", ...args], {
+  const result = spawnSync(process.execPath, ["dist/services/sandbox/main.js", ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", ...extraEnv },
     encoding: "utf8",

@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIMITS } from "../../services/sandbox/src/config.js";
-import {
-  bwrapArgs,
-  languageArgs,
-  launchCommand,
-  rlimitArgs,
-} from "../../services/sandbox/src/launch-command.js";
-import type { SandboxLayout } from "../../services/sandbox/src/layout.js";
+import { DEFAULT_LIMITS } from "../../services/sandbox/config.js";
+import { bwrapArgs, languageArgs, launchCommand, rlimitArgs } from "../../services/sandbox/launch-command.js";
+import type { SandboxLayout } from "../../services/sandbox/layout.js";
 
 const layout: SandboxLayout = {
   mounts: [

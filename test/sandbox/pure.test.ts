@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CappedOutput } from "../../services/sandbox/src/capped-output.js";
-import { probeAdvice } from "../../services/sandbox/src/probe.js";
-import { type OutputProgress, ProgressBatcher } from "../../services/sandbox/src/progress-batcher.js";
-import { describeEnd, runText } from "../../services/sandbox/src/result-text.js";
-import { displayPath, workspacePath } from "../../services/sandbox/src/workspace-path.js";
-import { workspaceName } from "../../services/sandbox/src/workspaces.js";
+import { CappedOutput } from "../../services/sandbox/capped-output.js";
+import { probeAdvice } from "../../services/sandbox/probe.js";
+import { type OutputProgress, ProgressBatcher } from "../../services/sandbox/progress-batcher.js";
+import { describeEnd, runText } from "../../services/sandbox/result-text.js";
+import { displayPath, workspacePath } from "../../services/sandbox/workspace-path.js";
+import { workspaceName } from "../../services/sandbox/workspaces.js";
 
 describe("workspacePath", () => {
   it("accepts paths relative to the workspace or under /workspace", () => {

@@ -222,7 +222,7 @@ describe("the service process", () => {
     writeFileSync(configPath, JSON.stringify(testConfig(join(stateDir, "state"), 130_300)));
     const token = "proc-token-0123456789";
     const service = await startProcess(
-      ["dist/services/sandbox/src/main.js", "-config", configPath],
+      ["dist/services/sandbox/main.js", "-config", configPath],
       { SANDBOX_TEST_TOKEN: token },
       (line) =>
         line.includes("tool service listening") ? (JSON.parse(line) as { url: string }).url : undefined,

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
-import { resolveSandboxConfig, type SandboxConfig } from "../../services/sandbox/src/config.js";
-import { type RunningSandboxService, startSandboxService } from "../../services/sandbox/src/service.js";
+import { resolveSandboxConfig, type SandboxConfig } from "../../services/sandbox/config.js";
+import { type RunningSandboxService, startSandboxService } from "../../services/sandbox/service.js";
 import type { ResultObject } from "../../src/tools/result.js";
 import { envelope, parseEventStream, postCall } from "../kit/kit-service.js";
 

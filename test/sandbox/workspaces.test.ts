@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { workspaceName } from "../../services/sandbox/src/workspaces.js";
+import { workspaceName } from "../../services/sandbox/workspaces.js";
 import { eventually, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 let sandbox: TestSandbox;

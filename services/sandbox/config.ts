@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { type Static, type TString, Type } from "@sinclair/typebox";
-import { parseListen } from "../../../src/config/load.js";
-import { Secret } from "../../../src/secret.js";
-import { check, compile, StringEnum } from "../../../src/validation.js";
+import { parseListen } from "../../src/config/load.js";
+import { Secret } from "../../src/secret.js";
+import { check, compile, StringEnum } from "../../src/validation.js";
 
 const strict = { additionalProperties: false } as const;
 const absolutePath = (options: { default?: string; description?: string } = {}): TString =>

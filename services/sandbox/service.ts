@@ -1,5 +1,5 @@
 import pino, { type Logger } from "pino";
-import { serve } from "../../../kit/index.js";
+import { serve } from "../../kit/index.js";
 import type { Limits, SandboxConfig } from "./config.js";
 import { Sandbox } from "./sandbox.js";
 import { sandboxTools } from "./tools.js";
