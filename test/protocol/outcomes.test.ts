@@ -18,8 +18,9 @@ const toolName = (path: string) => path.slice(1).replace(/-/g, "_");
 beforeAll(async () => {
   service = await startToolService({
     ...Object.fromEntries(FAULTS.map((fault) => [fault.path, fault.route])),
-    "/redirect-target": (_, res) =>
-      res.writeHead(200, { "content-type": "application/json" }).end('{"content":[]}'),
+    "/redirect-target": (_, res) => {
+      res.writeHead(200, { "content-type": "application/json" }).end('{"content":[]}');
+    },
   });
   // a port that was just free: nothing listens there
   const probe = createNetServer();
