@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defineTool, ToolError } from "../../kit/index.js";
+import { defineTool, ToolError, tokenFromEnv } from "../../kit/index.js";
 import { envelope, type KitService, parseEventStream, postCall, startKitService } from "./kit-service.js";
 
 const strict = { additionalProperties: false } as const;
@@ -315,4 +315,12 @@ it("never logs the token", async () => {
   await postCall(at("echo"), envelope({ text: "x" }), { token: service.token });
   expect(service.logs()).toContain("tool call answered");
   expect(service.logs()).not.toContain(service.token);
+});
+
+it("answers /healthz without a token and names the variable tokenFromEnv needs", async () => {
+  const health = await request(`${service.url}/healthz`);
+  expect(health.statusCode).toBe(200);
+  expect(await health.body.json()).toEqual({ status: "ok" });
+  expect(() => tokenFromEnv("MY_TOOLS_KEY", {})).toThrow(/set the environment variable MY_TOOLS_KEY/);
+  expect(tokenFromEnv("MY_TOOLS_KEY", { MY_TOOLS_KEY: "v" })).toBe("v");
 });
