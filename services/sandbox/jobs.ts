@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Language } from "./config.js";
 import { SandboxError } from "./errors.js";
-import type { Run, RunOutcome } from "./runner.js";
+import type { Run } from "./runner.js";
 import type { Owner } from "./workspaces.js";
 
 export type JobState = "running" | "exited" | "timed_out" | "cancelled" | "failed";
@@ -12,9 +12,6 @@ export interface Job {
   language: Language;
   startedAt: Date;
   run: Run;
-  /** Set once the run ended. */
-  outcome?: RunOutcome;
-  finishedAt?: number;
 }
 
 export interface JobStatus {
@@ -40,7 +37,7 @@ export class Jobs {
 
   /** Check there is room for one more running job of `owner`; throws `busy` when there is not. */
   checkRoom(owner: Owner): void {
-    const running = [...this.#jobs.values()].filter((job) => sameOwner(job.owner, owner) && !job.outcome);
+    const running = [...this.#jobs.values()].filter((job) => sameOwner(job.owner, owner) && job.run.running);
     if (running.length >= this.maxRunningPerSession) {
       throw new SandboxError(
         "busy",
@@ -58,10 +55,6 @@ export class Jobs {
       run,
     };
     this.#jobs.set(job.id, job);
-    void run.done.then((outcome) => {
-      job.outcome = outcome;
-      job.finishedAt = Date.now();
-    });
     return job;
   }
 
@@ -80,7 +73,8 @@ export class Jobs {
   /** Forget finished jobs older than the retention time. */
   sweep(now: number): void {
     for (const [id, job] of this.#jobs) {
-      if (job.finishedAt !== undefined && now - job.finishedAt >= this.retentionMs) this.#jobs.delete(id);
+      const { endedAt } = job.run;
+      if (endedAt !== undefined && now - endedAt >= this.retentionMs) this.#jobs.delete(id);
     }
   }
 
@@ -93,7 +87,7 @@ export class Jobs {
 }
 
 export function jobStatus(job: Job): JobStatus {
-  const { outcome } = job;
+  const { outcome } = job.run;
   const output = outcome ?? job.run.snapshot();
   let state: JobState = "running";
   if (outcome) state = outcome.setupFailed ? "failed" : outcome.end;

@@ -49,7 +49,8 @@ export class Run {
   readonly #stderr: CappedOutput;
   readonly #started = performance.now();
   #end: RunEnd = "exited";
-  #finished = false;
+  #outcome: RunOutcome | undefined;
+  #endedAt: number | undefined;
 
   constructor(request: RunRequest) {
     this.#stdout = new CappedOutput(request.maxOutputBytes);
@@ -65,7 +66,12 @@ export class Run {
       stdio: [request.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     const timer = setTimeout(() => this.kill("timed_out"), request.timeoutMs);
-    this.done = this.#watch(request).finally(() => clearTimeout(timer));
+    this.done = this.#watch(request).then((outcome) => {
+      clearTimeout(timer);
+      this.#outcome = outcome;
+      this.#endedAt = Date.now();
+      return outcome;
+    });
     if (request.stdin !== undefined && this.#child.stdin) {
       // code that exits without reading its input closes the pipe: that is its choice, not a failure
       this.#child.stdin.on("error", () => {});
@@ -74,7 +80,17 @@ export class Run {
   }
 
   get running(): boolean {
-    return !this.#finished;
+    return this.#outcome === undefined;
+  }
+
+  /** How it ended, once it has. */
+  get outcome(): RunOutcome | undefined {
+    return this.#outcome;
+  }
+
+  /** When it ended (epoch ms), once it has. */
+  get endedAt(): number | undefined {
+    return this.#endedAt;
   }
 
   /** The output so far, for a job's status. */
@@ -89,7 +105,7 @@ export class Run {
 
   /** Kill the whole sandbox now; the first reason given is the one reported. */
   kill(reason: Exclude<RunEnd, "exited">): void {
-    if (this.#finished) return;
+    if (this.#outcome) return;
     if (this.#end === "exited") this.#end = reason;
     const pid = this.#child.pid;
     if (pid === undefined) return;
@@ -125,7 +141,6 @@ export class Run {
       read(child.stdout, this.#stdout, "stdout"),
       read(child.stderr, this.#stderr, "stderr"),
     ]);
-    this.#finished = true;
     const stderr = this.#stderr.text();
     // bwrap reports a failed setup as one "bwrap: …" line and exit code 1, before any code ran
     const setupFailed =

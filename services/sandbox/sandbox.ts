@@ -98,6 +98,10 @@ function closedAncestor(path: string): string | undefined {
   }
 }
 
+function jobEnd(outcome: RunOutcome) {
+  return { end: outcome.end, exit_code: outcome.exitCode, duration_ms: outcome.durationMs };
+}
+
 export class StartupError extends Error {
   override name = "StartupError";
 }
@@ -218,6 +222,7 @@ export class Sandbox {
     void run.done.then((outcome) => {
       lease.release();
       this.#checkSetup(outcome, job);
+      this.logger.info({ job_id: job.id, ...jobEnd(outcome) }, "job ended");
     });
     this.logger.info(
       { tenant_id: owner.tenantId, session_id: owner.sessionId, job_id: job.id },
@@ -229,7 +234,7 @@ export class Sandbox {
   /** A job's state and output so far; with `waitMs`, first wait up to that long for it to end. */
   async status(owner: Owner, jobId: string, waitMs: number, signal: AbortSignal): Promise<JobStatus> {
     const job = this.#jobs.get(owner, jobId);
-    if (!job.outcome && waitMs > 0) {
+    if (job.run.running && waitMs > 0) {
       let timer: NodeJS.Timeout | undefined;
       let onAbort: (() => void) | undefined;
       await Promise.race([
@@ -242,8 +247,6 @@ export class Sandbox {
       ]);
       clearTimeout(timer);
       if (onAbort) signal.removeEventListener("abort", onAbort);
-      // let the job record its outcome, which it does in a callback on the same promise
-      await Promise.resolve();
     }
     return jobStatus(job);
   }
@@ -253,7 +256,6 @@ export class Sandbox {
     const job = this.#jobs.get(owner, jobId);
     job.run.kill("cancelled");
     await job.run.done;
-    await Promise.resolve();
     return jobStatus(job);
   }
 

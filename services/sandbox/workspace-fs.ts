@@ -63,6 +63,9 @@ function fail(error: unknown, parts: readonly string[], dirFd: number): never {
       throw new SandboxError("not_a_directory", `a part of "${path}" is not a directory`);
     case "EISDIR":
       throw new SandboxError("not_a_file", `"${path}" is a directory`);
+    case "ENXIO":
+      // a FIFO without a reader, or a socket: opened without blocking, refused
+      throw new SandboxError("not_a_file", `"${path}" is not a regular file`);
     default:
       throw error;
   }

@@ -128,6 +128,8 @@ describe("workspaces", () => {
     // a FIFO must not hang the service
     const fifo = await sandbox.call("sandbox_read_file", { path: "pipe" }, session);
     expect(fifo.result.structured_content).toMatchObject({ error: { code: "not_a_file" } });
+    const fifoWrite = await sandbox.call("sandbox_write_file", { path: "pipe", content: "x" }, session);
+    expect(fifoWrite.result.structured_content).toMatchObject({ error: { code: "not_a_file" } });
     const missing = await sandbox.call("sandbox_read_file", { path: "nope" }, session);
     expect(missing.result.structured_content).toMatchObject({ error: { code: "not_found" } });
     const tooBig = await sandbox.call(
