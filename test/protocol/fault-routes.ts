@@ -67,6 +67,7 @@ export const FAULTS: Fault[] = [
     path: "/stalls-after-headers",
     code: "timeout",
     unknownOutcome: true,
+    binding: { timeout_seconds: 1.5 },
     route: async (_, res) => {
       sse(res);
       res.write('event: progress\ndata: {"working":true}\n\n');
