@@ -42,6 +42,7 @@ export async function startSandboxService(
       logger,
       name: "sandbox",
       maxBodyBytes: maxBodyBytes(config.limits),
+      maxProgressBytes: config.limits.max_progress_bytes,
     });
   } catch (error) {
     await sandbox.close();

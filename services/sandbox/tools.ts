@@ -11,9 +11,10 @@ import { displayPath, workspacePath } from "./workspace-path.js";
 import type { Owner } from "./workspaces.js";
 
 const strict = { additionalProperties: false } as const;
-// progress batches: a few events a second, each far below the 64 KiB progress cap even fully escaped
+/** Output is sent as progress a few times a second, not once per write. */
 const PROGRESS_INTERVAL_MS = 50;
-const PROGRESS_MAX_CHARS = 8192;
+/** The most characters of output in one progress event under a byte cap: each may JSON-escape to 6 bytes, plus the envelope. */
+export const progressChars = (maxProgressBytes: number) => Math.floor((maxProgressBytes - 64) / 6);
 /** Below Brain's default 30 s headers timeout, as sandbox_status answers with JSON. */
 const MAX_STATUS_WAIT_SECONDS = 20;
 /** The binding timeout suggested for the tools that do not run code to its end: they answer in moments. */
@@ -122,7 +123,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
         const batcher = new ProgressBatcher(
           (progress: OutputProgress) => ctx.progress(progress),
           PROGRESS_INTERVAL_MS,
-          PROGRESS_MAX_CHARS,
+          progressChars(limits.max_progress_bytes),
         );
         const outcome = await sandbox.exec(owner(ctx), request, {
           signal: ctx.signal,

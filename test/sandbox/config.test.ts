@@ -106,7 +106,7 @@ describe("the sandbox command", () => {
     const bad = write("bad.json", {
       ...testConfig(join(outside, "state"), 150_000),
       languages: { python: "/nonexistent/python3" },
-      system_paths: ["/usr/lib", outside, "/tmp"],
+      system_paths: ["/usr/lib", outside, "/tmp", "/usr/bin"],
     });
     const result = runSandbox(["--config", bad, "--check"], env);
     expect(result.code).toBe(2);
@@ -114,6 +114,7 @@ describe("the sandbox command", () => {
       `${bad}: languages.python: /nonexistent/python3 is not an executable file on this host`,
       `${bad}: system_paths: ${outside} would expose ${join(outside, "state")} to sandboxed code`,
       `${bad}: system_paths: /tmp would cover the sandbox's own /tmp`,
+      `${bad}: system_paths: /usr/bin overlaps /usr/bin, where only the listed programs appear; list them in programs`,
     ]);
     rmSync(outside, { recursive: true, force: true });
     const missing = runSandbox(["-config", join(dir, "none.json"), "-check"], env);

@@ -55,6 +55,25 @@ describe("sandbox_exec", () => {
     expect(answer.text).toMatch(/^exit code 3, \d+ ms\n--- stdout ---\none\nthree\n\n--- stderr ---\ntwo\n$/);
   });
 
+  it("keeps every progress event within max_progress_bytes, escapes included", async () => {
+    const small = await startTestSandbox(130_400, { limits: { max_progress_bytes: 1024 } });
+    try {
+      const answer = await small.call("sandbox_exec", {
+        language: "python",
+        code: "import sys\nsys.stdout.write('\\x01' * 5000)",
+      });
+      expect(answer.progress.length).toBeGreaterThanOrEqual(5);
+      for (const progress of answer.progress) {
+        expect(JSON.stringify(progress).length).toBeLessThanOrEqual(1024);
+        expect((progress as { text: string }).text).toMatch(/^\x01+$/);
+      }
+      // progress is best effort (the kit drops it while a reader lags); the result has it all
+      expect(answer.result.structured_content).toMatchObject({ stdout: "\x01".repeat(5000) });
+    } finally {
+      await small.close();
+    }
+  });
+
   it("runs node and bash, and gives stdin to the program", async () => {
     const node = await sandbox.call("sandbox_exec", { language: "node", code: "console.log(6 * 7)" });
     expect(node.result.structured_content).toMatchObject({ exit_code: 0, stdout: "42\n" });
