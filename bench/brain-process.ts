@@ -10,6 +10,8 @@ export interface BenchBrain {
   url: string;
   /** The bench tenant's API key. */
   key: string;
+  /** The SQLite file; its WAL sits beside it. */
+  dbPath: string;
   process: NodeProcess<string>;
   stop: () => Promise<void>;
 }
@@ -41,13 +43,14 @@ export const ECHO_STEP: ScriptedStep = { tool_calls: [{ name: "echo", arguments:
  */
 export async function startBrainProcess(
   context: BenchContext,
-  setup: { name: string; echoUrl: string; toolsKey: string; script: ScriptedStep[] },
+  setup: { name: string; echoUrl: string; toolsKey: string; script: ScriptedStep[]; execArgv?: string[] },
 ): Promise<BenchBrain> {
   const dir = mkdtempSync(join(tmpdir(), "brain-bench-"));
   const key = randomBytes(24).toString("base64url");
+  const dbPath = join(dir, "brain.db");
   const config = {
     listen: "127.0.0.1:0",
-    store: { kind: "sqlite", path: join(dir, "brain.db") },
+    store: { kind: "sqlite", path: dbPath },
     tenants: [{ id: "bench", api_key_env: "BENCH_API_KEY" }],
     models: [{ name: "default", provider: "scripted", script: setup.script }],
     tools: [echoBinding(setup.echoUrl)],
@@ -60,14 +63,18 @@ export async function startBrainProcess(
     root: context.root,
     args: ["dist/src/cli/main.js", "-config", configPath],
     env: { BENCH_API_KEY: key, BRAIN_TOOLS_KEY: setup.toolsKey },
-    execArgv: profDir
-      ? ["--cpu-prof", "--cpu-prof-dir", profDir, "--cpu-prof-name", `brain-${setup.name}.cpuprofile`]
-      : [],
+    execArgv: [
+      ...(setup.execArgv ?? []),
+      ...(profDir
+        ? ["--cpu-prof", "--cpu-prof-dir", profDir, "--cpu-prof-name", `brain-${setup.name}.cpuprofile`]
+        : []),
+    ],
     ready: brainUrl,
   });
   return {
     url: brain.ready,
     key,
+    dbPath,
     process: brain,
     stop: async () => {
       await brain.stop();

@@ -13,31 +13,30 @@ export interface ArrivedEvent {
 }
 
 /**
- * Watch a session's events over SSE as a client would, timing each frame's arrival. Only the frame's
- * `event` and `id` lines are read, never its JSON, so a thousand watchers cost the load generator
- * little. Resolves once the stream is open: Brain subscribes before it answers, so nothing published
- * after that is missed. `closed` settles when the stream ends.
+ * Watch an event stream as a client would, timing each frame's arrival. Only the frame's `event` and
+ * `id` lines are looked at, never its JSON, so a thousand watchers cost the load generator little.
+ * Resolves once the stream is open; `closed` settles when it ends.
  */
-export async function watchEvents(
+export async function watchStream(
   dispatcher: Dispatcher,
-  brain: { url: string; key: string },
-  sessionId: string,
+  url: string,
+  path: string,
+  headers: Record<string, string>,
   onEvent: (event: ArrivedEvent) => void,
   signal: AbortSignal,
 ): Promise<{ closed: Promise<void> }> {
-  const origin = new URL(brain.url);
   const response = await dispatcher.request({
-    origin: origin.origin,
-    path: `/sessions/${sessionId}/events`,
+    origin: new URL(url).origin,
+    path,
     method: "GET",
-    headers: { authorization: `Bearer ${brain.key}`, accept: "text/event-stream" },
+    headers: { ...headers, accept: "text/event-stream" },
     signal,
     headersTimeout: 0,
     bodyTimeout: 0,
   });
   if (response.statusCode !== 200) {
     const text = await response.body.text();
-    throw new Error(`GET events answered ${response.statusCode}: ${text.slice(0, 200)}`);
+    throw new Error(`GET ${path} answered ${response.statusCode}: ${text.slice(0, 200)}`);
   }
   const parser = new SseParser(() => 64 * 1024 * 1024);
   const closed = (async () => {
@@ -55,3 +54,23 @@ export async function watchEvents(
   })();
   return { closed };
 }
+
+/**
+ * A session's events, as its SSE client sees them. Brain subscribes the stream before it answers,
+ * so nothing published after this resolves is missed.
+ */
+export const watchEvents = (
+  dispatcher: Dispatcher,
+  brain: { url: string; key: string },
+  sessionId: string,
+  onEvent: (event: ArrivedEvent) => void,
+  signal: AbortSignal,
+) =>
+  watchStream(
+    dispatcher,
+    brain.url,
+    `/sessions/${sessionId}/events`,
+    { authorization: `Bearer ${brain.key}` },
+    onEvent,
+    signal,
+  );

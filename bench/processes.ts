@@ -11,6 +11,8 @@ export interface NodeProcess<T> {
   memory: () => ProcessMemory;
   /** CPU time (user + system) the process has used so far, in seconds. */
   cpuSeconds: () => number;
+  /** The next stdout or stderr line that `pick` accepts, with what it returned. */
+  nextLine: <U>(pick: (line: string) => U | undefined, timeoutMs?: number) => Promise<U>;
   /** SIGTERM, then SIGKILL if it has not exited in 10 s; a CPU profile is written on a clean exit. */
   stop: () => Promise<void>;
 }
@@ -58,10 +60,27 @@ export function startNode<T>(options: {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
+  const watchers = new Set<(line: string) => void>();
   const keep = (line: string) => {
     lines.push(line);
     if (lines.length > TAIL_LINES) lines.shift();
+    for (const watcher of watchers) watcher(line);
   };
+  const nextLine = <U>(pick: (line: string) => U | undefined, timeoutMs = 10_000) =>
+    new Promise<U>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        watchers.delete(watch);
+        reject(new Error(`no such line in ${timeoutMs} ms:\n${tail()}`));
+      }, timeoutMs);
+      const watch = (line: string) => {
+        const value = pick(line);
+        if (value === undefined) return;
+        clearTimeout(timer);
+        watchers.delete(watch);
+        resolve(value);
+      };
+      watchers.add(watch);
+    });
   const tail = () => lines.join("\n");
   const stop = () =>
     new Promise<void>((resolve) => {
@@ -100,6 +119,7 @@ export function startNode<T>(options: {
         tail,
         memory: () => processMemory(pid),
         cpuSeconds: () => processCpuSeconds(pid),
+        nextLine,
         stop,
       });
     });

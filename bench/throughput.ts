@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, Pool } from "undici";
@@ -36,6 +37,8 @@ export const run: Benchmark = async (context) => {
   });
   const agent = new Agent({ connections: null });
   const stop = new AbortController();
+  // one signal ends every stream: a listener per stream is expected, not a leak
+  setMaxListeners(0, stop.signal);
   try {
     const idleRss = brain.process.memory().rssBytes;
     context.log(`throughput: opening ${count} sessions and their event streams`);
