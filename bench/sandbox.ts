@@ -1,18 +1,17 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import pino from "pino";
 import { Pool } from "undici";
 import { type Language, resolveSandboxConfig } from "../services/sandbox/config.js";
 import { launchCommand } from "../services/sandbox/launch-command.js";
 import { layoutOf } from "../services/sandbox/sandbox.js";
-import { startSandboxService } from "../services/sandbox/service.js";
 import { workspaceName } from "../services/sandbox/workspaces.js";
 import { describeMachine } from "./machine.js";
 import { parseOptions } from "./options.js";
+import { startNode } from "./processes.js";
 import { renderTable } from "./report.js";
 import type { BenchContext, Benchmark, Figure } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
@@ -36,24 +35,30 @@ export const run: Benchmark = async (context) => {
   const stateDir = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
   chmodSync(stateDir, 0o711);
   const token = randomBytes(24).toString("base64url");
-  const resolved = resolveSandboxConfig(
-    {
-      listen: "127.0.0.1:0",
-      token_env: "TOKEN",
-      state_dir: stateDir,
-      log_level: "warn",
-      languages: { bash: "/usr/bin/bash", python: "/usr/bin/python3" },
-      sandbox_uids: { first: 190_000, count: 10 },
-    },
-    { TOKEN: token },
-    stateDir,
-  );
+  const raw = {
+    listen: "127.0.0.1:0",
+    token_env: "SANDBOX_BENCH_TOKEN",
+    state_dir: join(stateDir, "state"),
+    log_level: "warn",
+    languages: { bash: "/usr/bin/bash", python: "/usr/bin/python3" },
+    sandbox_uids: { first: 190_000, count: 10 },
+  };
+  const resolved = resolveSandboxConfig(raw, { SANDBOX_BENCH_TOKEN: token }, stateDir);
   if (!resolved.ok) throw new Error(resolved.problems.join("\n"));
   const { config } = resolved;
   const layout = layoutOf(config);
   if (!layout.ok) throw new Error(layout.problems.join("\n"));
-  const service = await startSandboxService(config, { logger: pino({ level: "warn" }) });
-  const pool = new Pool(service.url, { connections: 1 });
+  const configPath = join(stateDir, "sandbox.json");
+  writeFileSync(configPath, JSON.stringify({ ...raw, log_level: "info" }));
+  // the service in its own process, as it runs: its size is part of what each spawn costs
+  const service = await startNode({
+    root: context.root,
+    args: ["dist/services/sandbox/main.js", "--config", configPath],
+    env: { SANDBOX_BENCH_TOKEN: token },
+    ready: (line) =>
+      line.includes("tool service listening") ? (JSON.parse(line) as { url: string }).url : undefined,
+  });
+  const pool = new Pool(service.ready, { connections: 1 });
   try {
     const exec = async (language: Language, code: string) => {
       const response = await pool.request({
@@ -74,9 +79,9 @@ export const run: Benchmark = async (context) => {
     };
     // the raw runs use the service's own workspace directory and user, created by this call
     await exec("bash", "true");
-    const workspaceDir = join(stateDir, "workspaces", workspaceName(OWNER));
+    const workspaceDir = join(config.stateDir, "workspaces", workspaceName(OWNER));
     const uid = 190_000;
-    const raw = (language: Language, code: string) =>
+    const launch = (language: Language, code: string) =>
       launchCommand(config, layout.layout, config.limits, { workspaceDir, language, code });
 
     context.log(`sandbox: ${RUNS} runs of each, after ${WARMUP} to warm up`);
@@ -92,15 +97,16 @@ export const run: Benchmark = async (context) => {
       return summarize(samples);
     };
     const trueCall = await measure("exec true", () => exec("bash", "true"));
-    const trueRaw = await measure("raw true", () => spawnToEnd(raw("bash", "true"), uid));
+    const trueRaw = await measure("raw true", () => spawnToEnd(launch("bash", "true"), uid));
     const bareTrue = await measure("bare true", () =>
       spawnToEnd({ file: "/usr/bin/bash", args: ["-c", "true"] }, uid),
     );
     const pyCall = await measure("exec python", () => exec("python", PYTHON_10MS));
-    const pyRaw = await measure("raw python", () => spawnToEnd(raw("python", PYTHON_10MS), uid));
+    const pyRaw = await measure("raw python", () => spawnToEnd(launch("python", PYTHON_10MS), uid));
     const barePy = await measure("bare python", () =>
       spawnToEnd({ file: "/usr/bin/python3", args: ["-c", PYTHON_10MS] }, uid),
     );
+    const serviceRss = service.memory().rssBytes;
 
     const figure = (name: string, value: number, refName: string, ref: number): Figure => ({
       name,
@@ -116,6 +122,7 @@ export const run: Benchmark = async (context) => {
         warmup: WARMUP,
         languages: ["bash", "python"],
         mounts: layout.layout.mounts.length,
+        service_rss_mib: Math.round(serviceRss / 1024 / 1024),
       },
       figures: [
         {
@@ -138,15 +145,16 @@ export const run: Benchmark = async (context) => {
         figure("raw prlimit+bwrap python 10 ms p50 vs no sandbox", pyRaw.p50, "python3 -c", barePy.p50),
       ],
       notes: [
-        "sandbox_exec: an undici POST of the envelope Brain sends, answered as an event stream (the tool streams progress); the service checks the call, takes the session's workspace, spawns prlimit → bwrap → the interpreter as the workspace's user, and sends the result.",
-        "raw: the identical command line (limits, namespaces, read-only mounts, workspace bind) spawned with child_process and awaited: what the service cannot beat.",
-        "no sandbox: the interpreter alone, as the same user; the gap to raw is what bubblewrap's namespaces and mounts cost.",
-        `The python program spins for 10 ms of wall time; ${layout.layout.mounts.length} read-only mounts (each interpreter and program, the library directories).`,
+        "sandbox_exec: an undici POST of the envelope Brain sends to the service running as its own process, answered as an event stream; the service checks the call, takes the session's workspace, spawns prlimit → bwrap → the interpreter as the workspace's user, and sends the result.",
+        "raw: the identical command line (limits, namespaces, read-only mounts, workspace bind) spawned from the small benchmark process and awaited: the floor for the sandbox as configured.",
+        "no sandbox: the interpreter alone, as the same user; the gap to raw is what prlimit and bubblewrap's namespaces and mounts cost.",
+        "Node forks to spawn (libuv), and a fork costs in proportion to the parent's resident memory: the service's share of the gap to raw is mostly that fork.",
+        `The python program spins for 10 ms of wall time. ${layout.layout.mounts.length} read-only mounts: the program directory (interpreters and programs, linked) and the library directories.`,
       ],
     };
   } finally {
     await pool.close();
-    await service.close();
+    await service.stop();
     rmSync(stateDir, { recursive: true, force: true });
   }
 };
