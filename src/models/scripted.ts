@@ -18,7 +18,8 @@ export class ScriptedModel implements ModelProvider {
 
   async complete(request: ModelRequest): Promise<ModelReply> {
     const script = request.session.config.script ?? this.script;
-    const index = request.messages.filter((message) => message.role === "assistant").length;
+    let index = 0;
+    for (const message of request.messages) if (message.role === "assistant") index++;
     const step: ScriptedStep | undefined = script ? script[index] : { text: "You said: {{message}}" };
     if (!step) {
       throw new ModelError(
@@ -46,17 +47,22 @@ export class ScriptedModel implements ModelProvider {
   }
 }
 
+/**
+ * The last user message and the text of the last tool result, found from the end, so a step late in
+ * a long session costs what an early one does.
+ */
 function templateValues(messages: readonly ConversationMessage[]): Record<string, string> {
-  let message = "";
-  let result = "";
-  for (const entry of messages) {
-    if (entry.role === "user") message = entry.content;
-    if (entry.role === "tool") {
+  let message: string | undefined;
+  let result: string | undefined;
+  for (let i = messages.length - 1; i >= 0 && (message === undefined || result === undefined); i--) {
+    const entry = messages[i] as ConversationMessage;
+    if (entry.role === "user") message ??= entry.content;
+    else if (entry.role === "tool" && result === undefined) {
       const last = entry.results.at(-1);
       result = last ? resultText(last.content, last.structured_content) : "";
     }
   }
-  return { message, result };
+  return { message: message ?? "", result: result ?? "" };
 }
 
 function resultText(content: readonly { type: string; text?: string }[], structured: unknown): string {

@@ -88,7 +88,6 @@ describe("Brain killed with SIGKILL in the middle of many sessions' tool calls",
     const before = new Map<string, StoredEvent[]>();
     for (const s of sessions) before.set(s.id, await client.events(s.id, { limit: 10_000 }));
     await brain.kill();
-    const sentBeforeCrash = service.calls.length;
 
     await brain.start();
     const after = brain.client();
@@ -127,8 +126,8 @@ describe("Brain killed with SIGKILL in the middle of many sessions' tool calls",
         ).toEqual(["brain_restarted", "brain_restarted"]);
       }
     }
-    // recovery sent nothing: every call reached the service at most once
-    expect(service.calls.length).toBe(sentBeforeCrash);
+    // recovery sent nothing again: every call reached the service at most once (a count taken at the
+    // kill would race with the service still reading bodies Brain had sent)
     const ids = service.calls.map((call) => call.body.call_id);
     expect(new Set(ids).size).toBe(ids.length);
 
