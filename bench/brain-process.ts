@@ -60,7 +60,7 @@ export async function startBrainProcess(
   writeFileSync(configPath, JSON.stringify(config));
   const profDir = context.options.cpuProfDir;
   const brain = await startNode({
-    root: context.root,
+    root: context.options.brainRoot ?? context.root,
     args: ["dist/src/cli/main.js", "-config", configPath],
     env: { BENCH_API_KEY: key, BRAIN_TOOLS_KEY: setup.toolsKey },
     execArgv: [

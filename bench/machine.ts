@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { arch, cpus, freemem, loadavg, platform, release, totalmem } from "node:os";
 
 /** What the figures were measured on: they mean little without it. */
-export function describeMachine(root: string) {
+export function describeMachine(root: string, brainRoot = root) {
   const cores = cpus();
   return {
     cpu: cores[0]?.model ?? "unknown",
@@ -12,7 +12,7 @@ export function describeMachine(root: string) {
     load_average_1m: Math.round((loadavg()[0] ?? 0) * 100) / 100,
     os: `${platform()} ${release()} ${arch()}`,
     node: process.version,
-    commit: gitCommit(root),
+    commit: gitCommit(brainRoot),
   };
 }
 

@@ -14,6 +14,8 @@ export interface BenchOptions {
   idleSessions: number;
   /** Write Brain's V8 CPU profiles into this directory. */
   cpuProfDir: string | undefined;
+  /** Run the Brain built in this checkout instead of this one's: before-and-after comparisons. */
+  brainRoot: string | undefined;
   out: string;
 }
 
@@ -39,6 +41,8 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   --messages N           fan-out: messages whose events are timed (default 100)
   --idle-sessions N      memory: idle sessions held (default 10000)
   --cpu-prof DIR         write Brain's CPU profiles (.cpuprofile) into DIR
+  --brain DIR            measure the Brain built in DIR (another checkout, after npm run build)
+                         instead of this one: before-and-after comparisons with the same harness
   --out FILE             where the results go (default bench/results.json)
   -h, --help             this text
 
@@ -58,6 +62,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       options: {
         only: { type: "string" },
         "cpu-prof": { type: "string" },
+        brain: { type: "string" },
         out: { type: "string" },
         help: { type: "boolean", short: "h" },
         ...Object.fromEntries(Object.values(NUMBERS).map(({ flag }) => [flag, { type: "string" }])),
@@ -89,6 +94,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       messages: numbers.messages as number,
       idleSessions: numbers.idleSessions as number,
       cpuProfDir: values["cpu-prof"] as string | undefined,
+      brainRoot: values.brain as string | undefined,
       out: (values.out as string | undefined) ?? "bench/results.json",
     },
   };

@@ -51,12 +51,16 @@ export const run: Benchmark = async (context) => {
     await timeEach(WARMUP_CALLS, mcpCall);
     await brainCalls.turn();
     const samples = { raw: [] as number[], mcp: [] as number[], brain: [] as number[] };
+    let brainCpuSeconds = 0;
     for (let round = 1; round <= ROUNDS; round++) {
       context.log(`overhead: round ${round}/${ROUNDS}, ${perRound} calls each`);
       samples.raw.push(...(await timeEach(perRound, raw.call)));
       samples.mcp.push(...(await timeEach(perRound, mcpCall)));
+      const cpuBefore = brain.process.cpuSeconds();
       samples.brain.push(...(await brainCalls.turn()));
+      brainCpuSeconds += brain.process.cpuSeconds() - cpuBefore;
     }
+    const cpuPerCall = (brainCpuSeconds / (perRound * ROUNDS)) * 1e6;
     return {
       id: "overhead",
       title: "Tool-call overhead (sequential echo calls)",
@@ -64,6 +68,7 @@ export const run: Benchmark = async (context) => {
       figures: overheadFigures(summarize(samples.brain), summarize(samples.raw), summarize(samples.mcp)),
       notes: [
         "Brain: one session, a scripted turn whose every step makes one echo call; a call's latency is the time between consecutive tool.result events on an SSE client (model step, tool.call stored, POST, result read and checked, tool.result stored and published).",
+        `Brain's CPU per call (user + system, from /proc): ${cpuPerCall.toFixed(0)} µs.`,
         "raw: undici Pool.request POST of Brain's request body to the same echo service, one connection.",
         "MCP: @modelcontextprotocol/sdk Client.callTool over StreamableHTTPClientTransport to an McpServer echo tool (StreamableHTTPServerTransport, stateful session, default SSE responses), in its own process.",
       ],

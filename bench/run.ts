@@ -29,14 +29,22 @@ async function main(): Promise<number> {
   }
   const root = fileURLToPath(new URL("../..", import.meta.url));
   if (options.cpuProfDir) mkdirSync(resolve(options.cpuProfDir), { recursive: true });
+  if (options.brainRoot && !existsSync(resolve(options.brainRoot, "dist/src/cli/main.js"))) {
+    process.stderr.write(`bench: ${options.brainRoot} holds no built Brain: run npm run build there\n`);
+    return 2;
+  }
   const context: BenchContext = {
-    options: { ...options, ...(options.cpuProfDir && { cpuProfDir: resolve(options.cpuProfDir) }) },
+    options: {
+      ...options,
+      ...(options.cpuProfDir && { cpuProfDir: resolve(options.cpuProfDir) }),
+      ...(options.brainRoot && { brainRoot: resolve(options.brainRoot) }),
+    },
     root,
     log: (line) => process.stderr.write(`${line}\n`),
   };
   const results: BenchResults = {
     generated_at: new Date().toISOString(),
-    machine: describeMachine(root),
+    machine: describeMachine(root, context.options.brainRoot),
     options: { ...options },
     sections: [],
     failures: [],
