@@ -145,22 +145,21 @@ export class Sandbox {
           `(sandbox_uids, from ${config.uids.first}), which only root can switch to; it never runs code as root`,
       );
     }
-    for (const [what, path] of [
-      ["bwrap", config.bwrap],
-      ["prlimit", config.prlimit],
+    for (const [what, path, pkg] of [
+      ["bwrap", config.bwrap, "bubblewrap"],
+      ["prlimit", config.prlimit, "util-linux"],
     ] as const) {
       try {
         accessSync(path, constants.X_OK);
       } catch {
         throw new StartupError(
-          `${what} is not at ${path}: install ${what === "bwrap" ? "bubblewrap" : "util-linux"} (Debian: apt-get install -y ${what === "bwrap" ? "bubblewrap" : "util-linux"}) or set "${what}" in the config`,
+          `${what} is not at ${path}: install ${pkg} (Debian: apt-get install -y ${pkg}) or set "${what}" in the config`,
         );
       }
     }
     mkdirSync(config.stateDir, { recursive: true, mode: 0o711 });
     // bwrap runs as the workspace's user, which must reach its workspace under the state directory
     chmodSync(config.stateDir, 0o711);
-    claimStateDir(config.stateDir);
     const closed = closedAncestor(config.stateDir);
     if (closed) {
       throw new StartupError(
@@ -170,11 +169,19 @@ export class Sandbox {
     }
     const resolved = layoutOf(config);
     if (!resolved.ok) throw new StartupError(resolved.problems.join("\n"));
-    installProgramLinks(join(config.stateDir, "programs"), resolved.links);
     if (resolved.skipped.length > 0) {
       logger.info({ skipped: resolved.skipped }, "paths not on this host are left out of the sandbox");
     }
-    const sandbox = new Sandbox(config, resolved.layout, logger);
+    // from here on the state directory is this process's, until close()
+    claimStateDir(config.stateDir);
+    let sandbox: Sandbox;
+    try {
+      installProgramLinks(join(config.stateDir, "programs"), resolved.links);
+      sandbox = new Sandbox(config, resolved.layout, logger);
+    } catch (error) {
+      rmSync(pidFile(config.stateDir), { force: true });
+      throw error;
+    }
     try {
       await sandbox.#probe();
     } catch (error) {
