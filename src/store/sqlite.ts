@@ -103,7 +103,8 @@ export class SqliteStore implements Store {
       sessionState: db.prepare<[string], { status: SessionStatus; last_seq: number }>(
         "SELECT status, last_seq FROM sessions WHERE id = ?",
       ),
-      advance: db.prepare("UPDATE sessions SET last_seq = ?, status = ? WHERE id = ?"),
+      advance: db.prepare("UPDATE sessions SET last_seq = ? WHERE id = ?"),
+      advanceAndSetStatus: db.prepare("UPDATE sessions SET last_seq = ?, status = ? WHERE id = ?"),
       insertEvent: db.prepare("INSERT INTO events (session_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)"),
       readEvents: db.prepare<[string, number, number], EventRow>(
         "SELECT seq, type, at, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
@@ -123,7 +124,12 @@ export class SqliteStore implements Store {
           this.#statements.insertEvent.run(sessionId, seq, event.type, at, JSON.stringify(event.data));
           stored.push({ seq, type: event.type, at, data: event.data as Record<string, unknown> });
         }
-        this.#statements.advance.run(seq, options.setStatus ?? state.status, sessionId);
+        // status is in an index: writing it unchanged would add an index page to every commit
+        if (options.setStatus && options.setStatus !== state.status) {
+          this.#statements.advanceAndSetStatus.run(seq, options.setStatus, sessionId);
+        } else {
+          this.#statements.advance.run(seq, sessionId);
+        }
         return { ok: true, events: stored };
       },
     );
