@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower case
 
@@ -17,6 +17,20 @@ function encodeRandom(bytes: Buffer): string {
   return out;
 }
 
+// Random bytes drawn 4 KiB at a time: a call into the CSPRNG costs microseconds, and a new
+// millisecond (nearly every tool call) would otherwise make one for 16 bytes.
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+
+function randomChunk(size: number): Buffer {
+  if (poolOffset + size > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  poolOffset += size;
+  return pool.subarray(poolOffset - size, poolOffset);
+}
+
 let lastTime = -1;
 let lastRandom = "";
 
@@ -31,7 +45,7 @@ function increment(value: string): string {
     }
     chars[i] = "0";
   }
-  return encodeRandom(randomBytes(16));
+  return encodeRandom(randomChunk(16));
 }
 
 /**
@@ -44,7 +58,7 @@ export function newId(prefix: string): string {
     lastRandom = increment(lastRandom);
   } else {
     lastTime = now;
-    lastRandom = encodeRandom(randomBytes(16));
+    lastRandom = encodeRandom(randomChunk(16));
   }
   return `${prefix}_${encodeTime(lastTime)}${lastRandom}`;
 }
