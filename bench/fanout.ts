@@ -9,6 +9,12 @@ import type { Benchmark } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 
 const WARMUP_MESSAGES = 5;
+/**
+ * The scripted model's think time before it answers. The raw reference sends one event and nothing
+ * after it; without a pause Brain would be writing the turn's next events to the same thousand
+ * sockets while the timed one is still being delivered, and the figure would time two broadcasts.
+ */
+const THINK_MS = 50;
 
 interface FanOutTarget {
   /** Open one watcher; `onEvent` sees every frame it gets. */
@@ -33,7 +39,7 @@ export const run: Benchmark = async (context) => {
     name: "fanout",
     echoUrl: echo.ready,
     toolsKey: token,
-    script: Array.from({ length: WARMUP_MESSAGES + messages }, () => ({ text: "ok" })),
+    script: Array.from({ length: WARMUP_MESSAGES + messages }, () => ({ text: "ok", delay_ms: THINK_MS })),
   });
   const broadcast = await startNode({
     root: context.root,
@@ -66,7 +72,7 @@ export const run: Benchmark = async (context) => {
     return {
       id: "fanout",
       title: "Fan-out (SSE clients on one session)",
-      params: { clients, messages },
+      params: { clients, messages, think_ms: THINK_MS },
       figures: [
         {
           name: "delivery latency p50",
@@ -85,6 +91,7 @@ export const run: Benchmark = async (context) => {
       notes: [
         `${ours.count} deliveries timed (raw: ${raw.count}).`,
         "Latency: from just before the POST that causes the event to its arrival at each client, so it includes handling the POST and committing the event; the clients and the poster share one process.",
+        `Each message starts a turn; the scripted model answers after ${THINK_MS} ms, as a model would think, so the turn's later events are not written while the timed one is delivered.`,
       ],
     };
   } finally {
