@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { parseOptions } from "../../bench/options.js";
+import { renderTable } from "../../bench/report.js";
+import { percentile, summarize } from "../../bench/stats.js";
+
+describe("bench statistics", () => {
+  it("takes nearest-rank percentiles: values that were observed", () => {
+    const sorted = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(sorted, 50)).toBe(50);
+    expect(percentile(sorted, 99)).toBe(99);
+    expect(percentile([7], 99)).toBe(7);
+    expect(percentile([], 50)).toBeNaN();
+  });
+
+  it("summarizes unsorted samples", () => {
+    expect(summarize([3, 1, 2, 10])).toEqual({ count: 4, p50: 2, p99: 10, mean: 4, max: 10 });
+  });
+});
+
+describe("bench options", () => {
+  it("defaults to the sizes of issue 11", () => {
+    const parsed = parseOptions([], {});
+    expect(parsed).toMatchObject({
+      ok: true,
+      options: { sessions: 1000, clients: 1000, idleSessions: 10_000, out: "bench/results.json" },
+    });
+  });
+
+  it("takes flags over BENCH_* variables", () => {
+    const parsed = parseOptions(["--duration", "5", "--only", "overhead,fanout"], {
+      BENCH_DURATION: "9",
+      BENCH_CLIENTS: "10",
+    });
+    expect(parsed).toMatchObject({
+      ok: true,
+      options: { durationSeconds: 5, clients: 10, only: ["overhead", "fanout"] },
+    });
+  });
+
+  it("refuses a size that is not a whole number, naming the flag and the variable", () => {
+    expect(parseOptions(["--sessions", "many"], {})).toEqual({
+      ok: false,
+      help: false,
+      problem: "--sessions (BENCH_SESSIONS): must be an integer ≥ 1",
+    });
+    expect(parseOptions(["--bogus"], {})).toMatchObject({ ok: false, help: false });
+    expect(parseOptions(["-h"], {})).toEqual({ ok: false, help: true });
+  });
+});
+
+describe("bench table", () => {
+  it("prints each figure with its reference, the ratio and whether the target was met", () => {
+    const table = renderTable({
+      generated_at: "2026-01-01T00:00:00.000Z",
+      machine: {
+        cpu: "CPU",
+        cores: 2,
+        memory_gib: 4,
+        free_memory_gib: 2,
+        load_average_1m: 0.1,
+        os: "linux",
+        node: "v20",
+        commit: "abc",
+      },
+      options: {},
+      sections: [
+        {
+          id: "overhead",
+          title: "Overhead",
+          params: { calls: 10 },
+          figures: [
+            {
+              name: "p50",
+              value: 0.5,
+              unit: "ms",
+              reference: { name: "raw", value: 0.25 },
+              target: { text: "≤ 1 ms", met: true },
+            },
+            { name: "added", value: 2, unit: "ms", target: { text: "≤ 0.3 ms", met: false } },
+          ],
+          notes: [],
+        },
+      ],
+      failures: [{ id: "fanout", error: "boom" }],
+    });
+    expect(table).toContain("2 cores");
+    expect(table).toMatch(/p50\s+0\.500 ms\s+raw 0\.250 ms\s+2\.00×\s+≤ 1 ms ✓/);
+    expect(table).toMatch(/added\s+2\.00 ms\s+≤ 0\.3 ms ✗ missed/);
+    expect(table).toContain("fanout: FAILED — boom");
+  });
+});
