@@ -17,9 +17,6 @@ const Count = (defaultValue: number, minimum: number, maximum: number, descripti
 export const LANGUAGES = ["bash", "python", "node"] as const;
 export type Language = (typeof LANGUAGES)[number];
 
-// Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN); code goes to the interpreter as one.
-const MAX_ARG_BYTES = 131_072;
-
 const LimitsSchema = Type.Object(
   {
     timeout_seconds: Seconds(30, 86_400, "Wall-clock limit of sandbox_exec when the call gives none."),
@@ -38,12 +35,13 @@ const LimitsSchema = Type.Object(
       1_048_576,
       "Largest progress event; at most Brain's limits.max_progress_bytes.",
     ),
-    max_code_bytes: Count(65_536, 1024, MAX_ARG_BYTES - 1024, "Largest `code` argument."),
+    max_code_bytes: Count(65_536, 1024, 16_777_216, "Largest `code` argument."),
     max_stdin_bytes: Count(1_048_576, 0, 67_108_864, "Largest `stdin` argument."),
     max_read_bytes: Count(262_144, 1024, 16_777_216, "Largest file sandbox_read_file returns."),
     max_write_bytes: Count(1_048_576, 1024, 67_108_864, "Largest file sandbox_write_file writes."),
     max_list_entries: Count(1000, 1, 100_000, "Most entries sandbox_list returns."),
     max_concurrent_runs: Count(16, 1, 4096, "Runs (calls and jobs) at once over all sessions."),
+    warm_sandboxes: Count(8, 0, 1024, "Sandboxes kept set up for sessions' next calls; 0 makes each afresh."),
     max_jobs_per_session: Count(4, 1, 1024, "Running jobs per session at once."),
     job_retention_seconds: Seconds(600, 604_800, "How long a finished job's status stays readable."),
     workspace_idle_seconds: Seconds(3600, 31_536_000, "A workspace unused this long is removed."),
@@ -133,6 +131,7 @@ export const DEFAULT_LIMITS: Limits = {
   max_write_bytes: 1_048_576,
   max_list_entries: 1000,
   max_concurrent_runs: 16,
+  warm_sandboxes: 8,
   max_jobs_per_session: 4,
   job_retention_seconds: 600,
   workspace_idle_seconds: 3600,

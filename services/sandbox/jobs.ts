@@ -11,6 +11,7 @@ export interface Job {
   owner: Owner;
   language: Language;
   startedAt: Date;
+  timeoutMs: number;
   run: Run;
 }
 
@@ -19,6 +20,7 @@ export interface JobStatus {
   state: JobState;
   language: Language;
   started_at: string;
+  timeout_seconds: number;
   exit_code: number | null;
   stdout: string;
   stderr: string;
@@ -46,12 +48,13 @@ export class Jobs {
     }
   }
 
-  add(owner: Owner, language: Language, run: Run): Job {
+  add(owner: Owner, language: Language, timeoutMs: number, run: Run): Job {
     const job: Job = {
       id: `job_${randomBytes(16).toString("hex")}`,
       owner,
       language,
       startedAt: new Date(),
+      timeoutMs,
       run,
     };
     this.#jobs.set(job.id, job);
@@ -96,6 +99,7 @@ export function jobStatus(job: Job): JobStatus {
     state,
     language: job.language,
     started_at: job.startedAt.toISOString(),
+    timeout_seconds: job.timeoutMs / 1000,
     exit_code: outcome?.exitCode ?? null,
     stdout: output.stdout,
     stderr: outcome?.setupFailed ? "" : output.stderr,

@@ -1,20 +1,27 @@
+import { dirname } from "node:path";
 import type { Language, Limits } from "./config.js";
 import type { SandboxLayout } from "./layout.js";
 
 /** Where the session's workspace appears inside the sandbox, and the working directory of code. */
 export const WORKSPACE = "/workspace";
+/** Where the run's code appears inside, read-only: a file, never an argument, so no argv limit applies and no process listing shows it. */
+export const CODE_FILE = "/run/code/main";
+/** bwrap sets the sandbox up, then waits for a byte on this fd before it runs the program (runner.ts). */
+export const BLOCK_FD = 3;
 /** The user code runs as inside: stable, whatever host uid the workspace has. */
 const INSIDE_ID = "1000";
 // V8 reserves address space it never touches, so the address-space cap sits well above the heap cap.
 const ADDRESS_SPACE_HEADROOM = 2 * 1024 ** 3;
-// bwrap's own two processes (the outer monitor and the pid-1 reaper) run under the same uid.
-const BWRAP_PROCESSES = 2;
+// bwrap's processes under the same uid: this run's outer monitor, and the two of a sandbox made
+// ready for the session's next call
+const BWRAP_PROCESSES = 3;
 
 export interface Launch {
   /** The host directory of the session's workspace. */
   workspaceDir: string;
+  /** The host directory that will hold the run's code, as `main`. */
+  codeDir: string;
   language: Language;
-  code: string;
 }
 
 export interface LaunchPrograms {
@@ -37,9 +44,9 @@ export function launchCommand(
       ...rlimitArgs(limits),
       "--",
       programs.bwrap,
-      ...bwrapArgs(layout, limits, launch.workspaceDir),
+      ...bwrapArgs(layout, limits, launch),
       interpreter,
-      ...languageArgs(launch.language, launch.code),
+      ...languageArgs(launch.language),
     ],
   };
 }
@@ -59,7 +66,11 @@ export function rlimitArgs(limits: Limits): string[] {
   ];
 }
 
-export function bwrapArgs(layout: SandboxLayout, limits: Limits, workspaceDir: string): string[] {
+export function bwrapArgs(
+  layout: SandboxLayout,
+  limits: Limits,
+  dirs: Pick<Launch, "workspaceDir" | "codeDir">,
+): string[] {
   const args = [
     // every namespace: no network, own pids, own IPC and hostname; an explicit user namespace so
     // that nested ones can be refused (they are kernel attack surface code has no use for)
@@ -73,8 +84,13 @@ export function bwrapArgs(layout: SandboxLayout, limits: Limits, workspaceDir: s
     "--hostname",
     "sandbox",
     "--die-with-parent",
+    // the program is the namespace's pid 1, with no reaper of bwrap's in between: a reaper
+    // outlives bwrap for a moment and is left to the host's init to reap, a zombie counted
+    // against the workspace's process limit (forever where the service itself is pid 1)
+    "--as-pid-1",
     // no --new-session: the runner starts bwrap in a session of its own without a terminal, and
-    // bwrap's reaper must stay in that process group, where one kill reaches it (runner.ts)
+    // the sandbox must stay in that process group until its code runs, so one kill reaches it
+    // even before --die-with-parent is armed (runner.ts)
   ];
   for (const mount of layout.mounts) args.push("--ro-bind", mount.source, mount.target);
   for (const link of layout.symlinks) args.push("--symlink", link.target, link.path);
@@ -95,8 +111,11 @@ export function bwrapArgs(layout: SandboxLayout, limits: Limits, workspaceDir: s
     size,
     "--tmpfs",
     "/tmp",
+    "--ro-bind",
+    dirs.codeDir,
+    dirname(CODE_FILE),
     "--bind",
-    workspaceDir,
+    dirs.workspaceDir,
     WORKSPACE,
     "--remount-ro",
     "/",
@@ -115,19 +134,25 @@ export function bwrapArgs(layout: SandboxLayout, limits: Limits, workspaceDir: s
     "--setenv",
     "LANG",
     "C.UTF-8",
+    "--block-fd",
+    String(BLOCK_FD),
     "--",
   );
   return args;
 }
 
-/** The interpreter's arguments that run `code`; output unbuffered so it streams as it is written. */
-export function languageArgs(language: Language, code: string): string[] {
+/**
+ * The interpreter's arguments that run the code in CODE_FILE as if given inline (`bash -c`,
+ * `python -c`, `node -e`): the working directory first on the import path, no script name;
+ * python unbuffered so output streams as it is written.
+ */
+export function languageArgs(language: Language): string[] {
   switch (language) {
     case "bash":
-      return ["-c", code];
+      return ["-c", `. ${CODE_FILE}`];
     case "python":
-      return ["-u", "-c", code];
+      return ["-u", "-c", `exec(compile(open(${JSON.stringify(CODE_FILE)}).read(), "<string>", "exec"))`];
     case "node":
-      return ["-e", code];
+      return ["-e", `(0, eval)(require("fs").readFileSync(${JSON.stringify(CODE_FILE)}, "utf8"))`];
   }
 }

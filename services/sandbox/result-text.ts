@@ -32,14 +32,28 @@ export function execResult(outcome: RunOutcome): ExecResult {
   };
 }
 
-/** How a run ended, in words: "exit code 0", "exit code 152 (SIGXCPU: CPU time limit reached)". Pure. */
-export function describeEnd(exitCode: number | null, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut)
-    return `killed at the wall-clock limit of ${timeoutMs / 1000} s (with every process it started)`;
+/** What describing a run's end needs to know. */
+export interface EndFacts {
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  timeoutMs: number;
+  cpuSeconds: number;
+}
+
+/** How a run ended, in words: "exit code 0", "exit code 153 (SIGXFSZ: file size limit reached)". Pure. */
+export function describeEnd(facts: EndFacts): string {
+  const { exitCode } = facts;
+  if (facts.timedOut) {
+    return `killed at the wall-clock limit of ${facts.timeoutMs / 1000} s (with every process it started)`;
+  }
   if (exitCode === null) return "killed";
   const signal = exitCode > 128 ? SIGNAL_NAMES.get(exitCode - 128) : undefined;
   if (!signal) return `exit code ${exitCode}`;
-  const meaning = SIGNAL_MEANINGS[signal];
+  // the program is its namespace's pid 1, which the kernel spares SIGXCPU: it meets the CPU
+  // limit as SIGKILL a second later, and only a run at least that long can have
+  const cpuKill = signal === "SIGKILL" && facts.durationMs >= facts.cpuSeconds * 1000;
+  const meaning = cpuKill ? `the CPU time limit of ${facts.cpuSeconds} s` : SIGNAL_MEANINGS[signal];
   return `exit code ${exitCode} (${signal}${meaning ? `: ${meaning}` : ""})`;
 }
 
@@ -57,10 +71,23 @@ export function runText(
   return lines.join("\n");
 }
 
-export function jobText(status: JobStatus, timeoutMs: number, maxOutputBytes: number): string {
+export function jobText(
+  status: JobStatus,
+  limits: Pick<EndFacts, "timeoutMs" | "cpuSeconds">,
+  maxOutputBytes: number,
+): string {
   const end =
     status.state === "running"
       ? `job ${status.job_id} is running`
-      : `job ${status.job_id} ${status.state === "cancelled" ? "was cancelled" : describeEnd(status.exit_code, status.state === "timed_out", timeoutMs)}`;
+      : `job ${status.job_id} ${
+          status.state === "cancelled"
+            ? "was cancelled"
+            : describeEnd({
+                exitCode: status.exit_code,
+                timedOut: status.state === "timed_out",
+                durationMs: status.duration_ms,
+                ...limits,
+              })
+        }`;
   return runText(status, end, maxOutputBytes);
 }

@@ -1,16 +1,20 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { CappedOutput } from "./capped-output.js";
+import { BLOCK_FD } from "./launch-command.js";
 import type { StreamName } from "./progress-batcher.js";
 
-export interface RunRequest {
+export interface SpawnRequest {
   command: { file: string; args: string[] };
   /** The host user and group the whole sandbox runs as. */
   uid: number;
   gid: number;
+  maxOutputBytes: number;
+}
+
+export interface StartRequest {
   stdin: string | undefined;
   timeoutMs: number;
-  maxOutputBytes: number;
   /** Called with the kept part of the output as it arrives. */
   onOutput?: (stream: StreamName, text: string) => void;
 }
@@ -38,21 +42,25 @@ export interface RunSnapshot {
 }
 
 /**
- * One sandboxed process tree. Killing it kills bwrap's process group, and with it the pid-1
- * reaper, which takes every process of the sandbox's pid namespace along, however they forked or
- * detached.
+ * One sandboxed process tree. It is spawned first and sets itself up while bwrap waits on
+ * BLOCK_FD; `start()` lets the program run and starts its clock, so a sandbox can be made before
+ * the call that uses it. Killing it kills bwrap's process group: bwrap, and the program, which is
+ * pid 1 of the sandbox's pid namespace (or dies with bwrap, once it runs), and whose death takes
+ * every process of the namespace along, however they forked.
  */
 export class Run {
   readonly done: Promise<RunOutcome>;
   readonly #child: ChildProcess;
   readonly #stdout: CappedOutput;
   readonly #stderr: CappedOutput;
-  readonly #started = performance.now();
+  #startedAt: number | undefined;
+  #onOutput: StartRequest["onOutput"];
+  #timer: NodeJS.Timeout | undefined;
   #end: RunEnd = "exited";
   #outcome: RunOutcome | undefined;
   #endedAt: number | undefined;
 
-  constructor(request: RunRequest) {
+  constructor(request: SpawnRequest) {
     this.#stdout = new CappedOutput(request.maxOutputBytes);
     this.#stderr = new CappedOutput(request.maxOutputBytes);
     this.#child = spawn(request.command.file, request.command.args, {
@@ -63,20 +71,34 @@ export class Run {
       // its own process group: bwrap's pid-1 reaper stays in it, so one group kill reaches the
       // sandbox even while bwrap is still setting up, before --die-with-parent is armed
       detached: true,
-      stdio: [request.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe", "pipe"],
     });
-    const timer = setTimeout(() => this.kill("timed_out"), request.timeoutMs);
-    this.done = this.#watch(request).then((outcome) => {
-      clearTimeout(timer);
+    // a sandbox that dies early (or code that exits without reading stdin) closes these pipes:
+    // that is its outcome, not the service's failure
+    this.#child.stdin?.on("error", () => {});
+    this.#block?.on("error", () => {});
+    this.done = this.#watch().then((outcome) => {
+      clearTimeout(this.#timer);
       this.#outcome = outcome;
       this.#endedAt = Date.now();
       return outcome;
     });
-    if (request.stdin !== undefined && this.#child.stdin) {
-      // code that exits without reading its input closes the pipe: that is its choice, not a failure
-      this.#child.stdin.on("error", () => {});
-      this.#child.stdin.end(request.stdin);
-    }
+  }
+
+  /** Let the program run, with its stdin, its wall-clock limit and a listener for its output. */
+  start(request: StartRequest): void {
+    if (this.#startedAt !== undefined) throw new Error("a run starts once");
+    this.#startedAt = performance.now();
+    this.#onOutput = request.onOutput;
+    if (this.#outcome) return;
+    this.#timer = setTimeout(() => this.kill("timed_out"), request.timeoutMs);
+    this.#child.stdin?.end(request.stdin ?? "");
+    this.#block?.end("x");
+  }
+
+  /** Spawned and not yet started: a sandbox waiting for its program. */
+  get waiting(): boolean {
+    return this.#startedAt === undefined && this.#outcome === undefined;
   }
 
   get running(): boolean {
@@ -116,18 +138,22 @@ export class Run {
     }
   }
 
-  #elapsed(): number {
-    return Math.round(performance.now() - this.#started);
+  get #block(): Writable | undefined {
+    return (this.#child.stdio[BLOCK_FD] as Writable | null) ?? undefined;
   }
 
-  async #watch(request: RunRequest): Promise<RunOutcome> {
+  #elapsed(): number {
+    return this.#startedAt === undefined ? 0 : Math.round(performance.now() - this.#startedAt);
+  }
+
+  async #watch(): Promise<RunOutcome> {
     const child = this.#child;
-    const read = (stream: Readable | null | undefined, output: CappedOutput, name?: StreamName) =>
+    const read = (stream: Readable | null | undefined, output: CappedOutput, name: StreamName) =>
       new Promise<void>((resolve) => {
         if (!stream) return resolve();
         stream.on("data", (chunk: Buffer) => {
           const text = output.push(chunk);
-          if (name && text) request.onOutput?.(name, text);
+          if (text) this.#onOutput?.(name, text);
         });
         stream.once("close", resolve);
         stream.once("error", () => resolve());

@@ -5,6 +5,7 @@ import {
   constants,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readFileSync,
   rmSync,
   statSync,
@@ -22,6 +23,7 @@ import { PROBES, probeAdvice } from "./probe.js";
 import { installProgramLinks } from "./program-links.js";
 import type { StreamName } from "./progress-batcher.js";
 import { Run, type RunOutcome } from "./runner.js";
+import { type Prepared, WarmSandboxes } from "./warm-sandboxes.js";
 import {
   type ListEntry,
   listWorkspace,
@@ -52,6 +54,8 @@ function serviceRoot(): string {
   return dir;
 }
 const PROBE_TIMEOUT_MS = 15_000;
+/** A sandbox made ready that no call has taken for this long is killed. */
+const WARM_IDLE_MS = 60_000;
 
 /** What sandboxes of this config see of the host; never the workspaces or the service's own files. */
 export function layoutOf(config: SandboxConfig): LayoutResult {
@@ -114,6 +118,7 @@ export class Sandbox {
   readonly #workspaces: Workspaces;
   readonly #jobs: Jobs;
   readonly #runs = new Set<Run>();
+  readonly #warm: WarmSandboxes;
   readonly #sweeper: NodeJS.Timeout;
 
   private constructor(
@@ -126,6 +131,9 @@ export class Sandbox {
     this.#workspaces = new Workspaces(join(config.stateDir, "workspaces"), config.uids, idleMs, logger);
     this.#jobs = new Jobs(limits.max_jobs_per_session, limits.job_retention_seconds * 1000);
     this.#workspaces.open();
+    this.#warm = new WarmSandboxes(limits.warm_sandboxes, WARM_IDLE_MS);
+    rmSync(this.#runsDir, { recursive: true, force: true });
+    mkdirSync(this.#runsDir, { mode: 0o711 });
     const interval = Math.min(
       Math.max(Math.min(idleMs, limits.job_retention_seconds * 1000) / 4, 50),
       60_000,
@@ -195,18 +203,24 @@ export class Sandbox {
   async exec(owner: Owner, request: CodeRequest, options: ExecOptions): Promise<RunOutcome> {
     this.#checkCode(request);
     const lease = this.#workspaces.acquire(owner);
-    let run: Run;
-    try {
-      run = this.#launch(lease.workspace, request, options.onOutput);
-    } catch (error) {
-      lease.release();
-      throw error;
-    }
-    const cancel = () => run.kill("cancelled");
+    let run: Run | undefined;
+    const cancel = () => run?.kill("cancelled");
     options.signal.addEventListener("abort", cancel, { once: true });
-    if (options.signal.aborted) cancel();
     try {
-      return this.#checkSetup(await run.done);
+      let launched = this.#launch(lease.workspace, request, options.onOutput);
+      run = launched.run;
+      if (options.signal.aborted) cancel();
+      let outcome = await run.done;
+      if (outcome.setupFailed && launched.warm) {
+        // a sandbox made ahead can fail where a fresh one would not (its user was at the process
+        // limit then): the code never ran, so run it once more in a fresh one
+        this.logger.warn({ stderr: outcome.stderr.slice(0, 500) }, "a warm sandbox failed; running afresh");
+        launched = this.#launch(lease.workspace, request, options.onOutput, { warm: false });
+        run = launched.run;
+        if (options.signal.aborted) cancel();
+        outcome = await run.done;
+      }
+      return this.#checkSetup(outcome);
     } finally {
       options.signal.removeEventListener("abort", cancel);
       lease.release();
@@ -220,12 +234,12 @@ export class Sandbox {
     const lease = this.#workspaces.acquire(owner);
     let run: Run;
     try {
-      run = this.#launch(lease.workspace, request);
+      ({ run } = this.#launch(lease.workspace, request));
     } catch (error) {
       lease.release();
       throw error;
     }
-    const job = this.#jobs.add(owner, request.language, run);
+    const job = this.#jobs.add(owner, request.language, request.timeoutMs, run);
     void run.done.then((outcome) => {
       lease.release();
       this.#checkSetup(outcome, job);
@@ -292,16 +306,22 @@ export class Sandbox {
     );
   }
 
+  /** How many sandboxes wait, set up, for their sessions' next calls. */
+  get warmSandboxes(): number {
+    return this.#warm.size;
+  }
+
   sweep(now: number): void {
     this.#jobs.sweep(now);
-    this.#workspaces.sweep(now);
+    this.#warm.sweep(now);
+    for (const dir of this.#workspaces.sweep(now)) this.#warm.drop(`${dir}\0`);
   }
 
   /** Kill every run and job; workspaces stay for the next start. */
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     for (const run of this.#runs) run.kill("cancelled");
-    await Promise.all([...this.#runs].map((run) => run.done));
+    await Promise.all([...[...this.#runs].map((run) => run.done), this.#warm.close()]);
     rmSync(pidFile(this.config.stateDir), { force: true });
   }
 
@@ -336,7 +356,20 @@ export class Sandbox {
     }
   }
 
-  #launch(workspace: WorkspaceDir, request: CodeRequest, onOutput?: ExecOptions["onOutput"]): Run {
+  get #runsDir(): string {
+    return join(this.config.stateDir, "runs");
+  }
+
+  /**
+   * Start `request` in a sandbox of the workspace: the one made ready for it if there is one
+   * (`warm`), else a fresh one; then make the next one ready.
+   */
+  #launch(
+    workspace: WorkspaceDir,
+    request: CodeRequest,
+    onOutput?: ExecOptions["onOutput"],
+    options: { warm: boolean } = { warm: true },
+  ): { run: Run; warm: boolean } {
     const { limits } = this.config;
     if (this.#runs.size >= limits.max_concurrent_runs) {
       throw new SandboxError(
@@ -344,23 +377,37 @@ export class Sandbox {
         `the sandbox runs ${this.#runs.size} programs already, its most; try again shortly`,
       );
     }
-    const command = launchCommand(this.config, this.layout, limits, {
+    const key = `${workspace.dir}\0${workspace.uid}\0${request.language}`;
+    const warm = options.warm ? this.#warm.take(key) : undefined;
+    const { run, codeDir } = warm ?? this.#prepare(workspace, request.language);
+    writeFileSync(join(codeDir, "main"), request.code, { mode: 0o644 });
+    run.start({ stdin: request.stdin, timeoutMs: request.timeoutMs, ...(onOutput && { onOutput }) });
+    this.#runs.add(run);
+    void run.done.then(() => this.#runs.delete(run));
+    if (options.warm) {
+      // after this call's own start, so making the next sandbox never delays this one
+      setImmediate(() => this.#warm.offer(key, () => this.#prepare(workspace, request.language)));
+    }
+    return { run, warm: warm !== undefined };
+  }
+
+  /** Spawn a sandbox for the workspace and language, set up and waiting for its code. */
+  #prepare(workspace: WorkspaceDir, language: Language): Prepared {
+    const codeDir = mkdtempSync(join(this.#runsDir, "run-"));
+    chmodSync(codeDir, 0o755);
+    const command = launchCommand(this.config, this.layout, this.config.limits, {
       workspaceDir: workspace.dir,
-      language: request.language,
-      code: request.code,
+      codeDir,
+      language,
     });
     const run = new Run({
       command,
       uid: workspace.uid,
       gid: workspace.gid,
-      stdin: request.stdin,
-      timeoutMs: request.timeoutMs,
-      maxOutputBytes: limits.max_output_bytes,
-      ...(onOutput && { onOutput }),
+      maxOutputBytes: this.config.limits.max_output_bytes,
     });
-    this.#runs.add(run);
-    void run.done.then(() => this.#runs.delete(run));
-    return run;
+    void run.done.then(() => rmSync(codeDir, { recursive: true, force: true }));
+    return { run, codeDir };
   }
 
   /** A run whose sandbox never came up is the service's failure, not the code's: log bwrap's words, tell the caller little. */
@@ -382,9 +429,11 @@ export class Sandbox {
     chownSync(dir, uid, uid);
     try {
       for (const language of this.layout.interpreters.keys()) {
-        const run = this.#launch(
+        const { run } = this.#launch(
           { dir, uid, gid: uid },
           { language, code: PROBES[language], timeoutMs: PROBE_TIMEOUT_MS },
+          undefined,
+          { warm: false },
         );
         const outcome = await run.done;
         if (outcome.setupFailed) throw new StartupError(probeAdvice(outcome.stderr));

@@ -40,6 +40,7 @@ const JobOutput = Type.Object(
     state: StringEnum(["running", "exited", "timed_out", "cancelled", "failed"]),
     language: Type.String(),
     started_at: Type.String(),
+    timeout_seconds: Type.Number(),
     exit_code: Type.Union([Type.Integer(), Type.Null()]),
     stdout: Type.String(),
     stderr: Type.String(),
@@ -89,8 +90,17 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
     ...(args.stdin !== undefined && { stdin: args.stdin }),
     timeoutMs: Math.round((args.timeout_seconds ?? defaultSeconds) * 1000),
   });
-  const jobResult = (status: JobStatus, timeoutMs: number) => ({
-    content: [{ type: "text" as const, text: jobText(status, timeoutMs, limits.max_output_bytes) }],
+  const jobResult = (status: JobStatus) => ({
+    content: [
+      {
+        type: "text" as const,
+        text: jobText(
+          status,
+          { timeoutMs: status.timeout_seconds * 1000, cpuSeconds: limits.cpu_seconds },
+          limits.max_output_bytes,
+        ),
+      },
+    ],
     structured_content: status,
   });
 
@@ -131,7 +141,13 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
         });
         batcher.flush();
         const result = execResult(outcome);
-        const end = describeEnd(result.exit_code, result.timed_out, request.timeoutMs);
+        const end = describeEnd({
+          exitCode: result.exit_code,
+          timedOut: result.timed_out,
+          durationMs: result.duration_ms,
+          timeoutMs: request.timeoutMs,
+          cpuSeconds: limits.cpu_seconds,
+        });
         return {
           content: [{ type: "text" as const, text: runText(result, end, limits.max_output_bytes) }],
           structured_content: result,
@@ -162,7 +178,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
     handler: (args, ctx) =>
       guarded(() => {
         const request = codeRequest(args, limits.job_timeout_seconds);
-        return jobResult(sandbox.start(owner(ctx), request), request.timeoutMs);
+        return jobResult(sandbox.start(owner(ctx), request));
       }),
   });
 
@@ -184,7 +200,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
       guarded(async () => {
         const waitMs = Math.round((args.wait_seconds ?? 0) * 1000);
         const job = await sandbox.status(owner(ctx), args.job_id, waitMs, ctx.signal);
-        return jobResult(job, limits.job_timeout_seconds * 1000);
+        return jobResult(job);
       }),
   });
 
@@ -194,10 +210,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
     input: Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 128 }) }, strict),
     output: JobOutput,
     timeoutSeconds: QUICK_TOOL_SECONDS,
-    handler: (args, ctx) =>
-      guarded(async () =>
-        jobResult(await sandbox.cancel(owner(ctx), args.job_id), limits.job_timeout_seconds * 1000),
-      ),
+    handler: (args, ctx) => guarded(async () => jobResult(await sandbox.cancel(owner(ctx), args.job_id))),
   });
 
   const writeFile = defineTool({

@@ -92,8 +92,9 @@ export class Workspaces {
     };
   }
 
-  /** Remove every workspace idle since before `now - idleMs`. */
-  sweep(now: number): void {
+  /** Remove every workspace idle since before `now - idleMs`; returns their directories. */
+  sweep(now: number): string[] {
+    const removed: string[] = [];
     for (const entry of this.#byName.values()) {
       if (entry.users > 0 || now - entry.lastUsed < this.idleMs) continue;
       this.#byName.delete(entry.name);
@@ -101,7 +102,9 @@ export class Workspaces {
       rmSync(entry.dir, { recursive: true, force: true });
       this.#uidsInUse.delete(entry.uid);
       this.logger.info({ workspace: entry.name, idle_ms: now - entry.lastUsed }, "idle workspace removed");
+      removed.push(entry.dir);
     }
+    return removed;
   }
 
   get size(): number {

@@ -51,10 +51,12 @@ describe("sandbox isolation", () => {
   });
 
   it("sees nothing of the service's environment: no token, a cleared environment", async () => {
-    const answer = await exec("bash", "env; cat /proc/1/environ");
-    const out = answer.result.structured_content as { stdout: string };
-    expect(out.stdout).not.toContain(sandbox.token);
-    expect(out.stdout.trim().split("\n").sort()).toEqual([
+    const answer = await exec("bash", "env; echo ---; tr '\\0' '\\n' < /proc/1/environ");
+    const [env, initial] = (answer.result.structured_content as { stdout: string }).stdout.split("---\n");
+    expect(answer.result.structured_content).not.toMatchObject({
+      stdout: expect.stringContaining(sandbox.token),
+    });
+    expect(env?.trim().split("\n").sort()).toEqual([
       "HOME=/workspace",
       "LANG=C.UTF-8",
       "PATH=/usr/bin",
@@ -62,6 +64,14 @@ describe("sandbox isolation", () => {
       "SHLVL=1",
       "TMPDIR=/tmp",
       "_=/usr/bin/env",
+    ]);
+    // what the program started with, before bash added its own
+    expect(initial?.trim().split("\n").sort()).toEqual([
+      "HOME=/workspace",
+      "LANG=C.UTF-8",
+      "PATH=/usr/bin",
+      "PWD=/workspace",
+      "TMPDIR=/tmp",
     ]);
   });
 
@@ -82,9 +92,13 @@ describe("sandbox isolation", () => {
 
   it("survives a fork bomb: the process limit holds, the wall-clock kill takes every process", async () => {
     const tag = marker();
-    const answer = await exec("bash", `: ${tag}; bomb() { bomb | bomb & }; bomb; sleep 30`, {
-      timeout_seconds: 2,
-    });
+    const answer = await exec(
+      "bash",
+      `exec -a bomb-${tag} bash -c 'bomb() { bomb | bomb & }; bomb; sleep 30'`,
+      {
+        timeout_seconds: 2,
+      },
+    );
     const out = answer.result.structured_content as {
       timed_out: boolean;
       stderr: string;
@@ -99,7 +113,9 @@ describe("sandbox isolation", () => {
   it("kills an infinite loop at the wall-clock limit", async () => {
     const tag = marker();
     const started = Date.now();
-    const answer = await exec("python", `# ${tag}\nwhile True:\n    pass`, { timeout_seconds: 1 });
+    const answer = await exec("bash", `exec -a loop-${tag} python3 -c 'while True: pass'`, {
+      timeout_seconds: 1,
+    });
     const out = answer.result.structured_content as { timed_out: boolean; exit_code: number | null };
     expect(out).toMatchObject({ timed_out: true, exit_code: null });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
@@ -111,13 +127,18 @@ describe("sandbox isolation", () => {
   it("stops a CPU-bound process at the CPU limit even without a wall-clock kill", async () => {
     const limited = await startTestSandbox(110_100, { limits: { cpu_seconds: 1 } });
     try {
+      // a child meets the limit as SIGXCPU; the program itself, pid 1 of its namespace, as SIGKILL
       const answer = await limited.call("sandbox_exec", {
         language: "bash",
-        code: "while :; do :; done",
+        code: "python3 -c 'while True: pass'; echo child=$?; while :; do :; done",
         timeout_seconds: 10,
       });
-      expect(answer.result.structured_content).toMatchObject({ exit_code: 152, timed_out: false });
-      expect(answer.text).toContain("SIGXCPU: CPU time limit reached");
+      expect(answer.result.structured_content).toMatchObject({
+        exit_code: 137,
+        timed_out: false,
+        stdout: "child=152\n",
+      });
+      expect(answer.text).toContain("SIGKILL: the CPU time limit of 1 s");
     } finally {
       await limited.close();
     }

@@ -23,19 +23,27 @@ describe("the launch command", () => {
     { prlimit: "/usr/bin/prlimit", bwrap: "/usr/bin/bwrap" },
     layout,
     DEFAULT_LIMITS,
-    { workspaceDir: "/state/workspaces/abc", language: "bash", code: "echo hi" },
+    { workspaceDir: "/state/workspaces/abc", codeDir: "/state/runs/run-1", language: "bash" },
   );
 
-  it("sets the limits with prlimit, then runs bwrap, then the interpreter with the code", () => {
+  it("sets the limits with prlimit, then runs bwrap, then the interpreter on the code file", () => {
     expect(file).toBe("/usr/bin/prlimit");
     const bwrapAt = args.indexOf("/usr/bin/bwrap");
     expect(args[bwrapAt - 1]).toBe("--");
-    expect(args.slice(-3)).toEqual(["/usr/bin/bash", "-c", "echo hi"]);
+    expect(args.slice(-3)).toEqual(["/usr/bin/bash", "-c", ". /run/code/main"]);
     expect(args[args.length - 4]).toBe("--");
+    // bwrap waits, set up, until the runner lets the program run
+    expect(operands(args, "--block-fd", 1)).toEqual([["3"]]);
   });
 
   it("unshares every namespace, the network included, and dies with the service", () => {
-    for (const flag of ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"]) {
+    for (const flag of [
+      "--unshare-all",
+      "--unshare-user",
+      "--disable-userns",
+      "--die-with-parent",
+      "--as-pid-1",
+    ]) {
       expect(args).toContain(flag);
     }
     expect(args).not.toContain("--share-net");
@@ -48,6 +56,7 @@ describe("the launch command", () => {
     expect(operands(args, "--ro-bind", 2)).toEqual([
       ["/usr/bin/bash", "/usr/bin/bash"],
       ["/usr/lib", "/usr/lib"],
+      ["/state/runs/run-1", "/run/code"],
     ]);
     expect(operands(args, "--remount-ro", 1)).toEqual([["/dev"], ["/"]]);
     // the root is made read-only after every mount point exists
@@ -73,20 +82,20 @@ describe("the launch command", () => {
     expect(() =>
       launchCommand({ prlimit: "p", bwrap: "b" }, layout, DEFAULT_LIMITS, {
         workspaceDir: "/w",
+        codeDir: "/c",
         language: "python",
-        code: "1",
       }),
     ).toThrow(/no interpreter for python/);
   });
 });
 
 describe("rlimits", () => {
-  it("are hard limits from the config, with room for bwrap's own two processes", () => {
+  it("are hard limits from the config, with room for bwrap's processes and a warm sandbox's", () => {
     expect(rlimitArgs({ ...DEFAULT_LIMITS, cpu_seconds: 7, max_processes: 10, memory_bytes: 1000 })).toEqual([
       "--cpu=7:8",
       "--data=1000:1000",
       `--as=${1000 + 2 * 1024 ** 3}:${1000 + 2 * 1024 ** 3}`,
-      "--nproc=12:12",
+      "--nproc=13:13",
       `--fsize=${DEFAULT_LIMITS.max_file_bytes}:${DEFAULT_LIMITS.max_file_bytes}`,
       `--nofile=${DEFAULT_LIMITS.max_open_files}:${DEFAULT_LIMITS.max_open_files}`,
       "--core=0:0",
@@ -96,13 +105,20 @@ describe("rlimits", () => {
 });
 
 describe("language arguments", () => {
-  it("pass the code as one argument, unbuffered for python", () => {
-    expect(languageArgs("bash", "-x")).toEqual(["-c", "-x"]);
-    expect(languageArgs("python", "print(1)")).toEqual(["-u", "-c", "print(1)"]);
-    expect(languageArgs("node", "1")).toEqual(["-e", "1"]);
+  it("run the code file as inline code: bash -c, python -u -c, node -e", () => {
+    expect(languageArgs("bash")).toEqual(["-c", ". /run/code/main"]);
+    expect(languageArgs("python")).toEqual([
+      "-u",
+      "-c",
+      'exec(compile(open("/run/code/main").read(), "<string>", "exec"))',
+    ]);
+    expect(languageArgs("node")).toEqual([
+      "-e",
+      '(0, eval)(require("fs").readFileSync("/run/code/main", "utf8"))',
+    ]);
   });
 });
 
 it("bwrapArgs alone ends with the separator before the program", () => {
-  expect(bwrapArgs(layout, DEFAULT_LIMITS, "/w").at(-1)).toBe("--");
+  expect(bwrapArgs(layout, DEFAULT_LIMITS, { workspaceDir: "/w", codeDir: "/c" }).at(-1)).toBe("--");
 });

@@ -107,10 +107,18 @@ describe("ProgressBatcher", () => {
 
 describe("result text", () => {
   it("names how a run ended, with the signal behind a high exit code", () => {
-    expect(describeEnd(0, false, 1000)).toBe("exit code 0");
-    expect(describeEnd(152, false, 1000)).toBe("exit code 152 (SIGXCPU: CPU time limit reached)");
-    expect(describeEnd(153, false, 1000)).toBe("exit code 153 (SIGXFSZ: file size limit reached)");
-    expect(describeEnd(null, true, 2500)).toMatch(/^killed at the wall-clock limit of 2.5 s/);
+    const facts = { exitCode: 0, timedOut: false, durationMs: 10, timeoutMs: 1000, cpuSeconds: 2 };
+    expect(describeEnd(facts)).toBe("exit code 0");
+    expect(describeEnd({ ...facts, exitCode: 152 })).toBe("exit code 152 (SIGXCPU: CPU time limit reached)");
+    expect(describeEnd({ ...facts, exitCode: 153 })).toBe("exit code 153 (SIGXFSZ: file size limit reached)");
+    expect(describeEnd({ ...facts, exitCode: null, timedOut: true, timeoutMs: 2500 })).toMatch(
+      /^killed at the wall-clock limit of 2.5 s/,
+    );
+    // pid 1 meets the CPU limit as SIGKILL; only a run as long as the limit can have
+    expect(describeEnd({ ...facts, exitCode: 137 })).toBe("exit code 137 (SIGKILL: killed)");
+    expect(describeEnd({ ...facts, exitCode: 137, durationMs: 2100 })).toBe(
+      "exit code 137 (SIGKILL: the CPU time limit of 2 s)",
+    );
   });
 
   it("shows each stream that has output and says when output was cut", () => {

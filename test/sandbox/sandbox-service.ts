@@ -151,6 +151,22 @@ export function processesWith(marker: string): number[] {
   return pids;
 }
 
+/** The pids of live processes running as host user `uid`. */
+export function processesOf(uid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, "utf8");
+      const real = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+      if (real === uid && /^State:\s+[^Z]/m.test(status)) pids.push(Number(entry));
+    } catch {
+      // gone while we looked
+    }
+  }
+  return pids;
+}
+
 /** Poll until `check` holds, or fail after `timeoutMs`. */
 export async function eventually(check: () => boolean, timeoutMs = 5000, what = "condition"): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -160,5 +176,9 @@ export async function eventually(check: () => boolean, timeoutMs = 5000, what = 
   }
 }
 
-/** A marker unique to one test, to find its processes by. */
-export const marker = () => `mark${randomBytes(6).toString("hex")}`;
+/**
+ * Digits unique to one test, to find its processes by: code never shows in a sandbox's command
+ * lines, so tests put these in the arguments of what they start (`sleep 600.${tag}`,
+ * `exec -a name-${tag} …`).
+ */
+export const marker = () => String(randomBytes(4).readUInt32BE() + 1_000_000_000);

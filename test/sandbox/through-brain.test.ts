@@ -84,7 +84,7 @@ describe("the sandbox through a real Brain", () => {
       tools: ["sandbox_exec"],
       script: [
         {
-          tool_calls: [{ name: "sandbox_exec", arguments: { language: "bash", code: `sleep 30; : ${tag}` } }],
+          tool_calls: [{ name: "sandbox_exec", arguments: { language: "bash", code: `sleep 600.${tag}` } }],
         },
         { text: "never" },
       ],
