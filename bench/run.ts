@@ -49,6 +49,19 @@ async function main(): Promise<number> {
     sections: [],
     failures: [],
   };
+  const out = resolve(options.out);
+  mkdirSync(dirname(out), { recursive: true });
+  // written after every benchmark, so a run that dies part way keeps what it measured
+  const save = () => writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  let running = "";
+  // an error nothing caught, in a benchmark's own children or sockets: that benchmark failed, the
+  // results so far stand, and the run ends here since the process may be in any state
+  process.once("uncaughtException", (error) => {
+    results.failures.push({ id: running, error: `uncaught: ${error.stack ?? error.message}` });
+    save();
+    process.stdout.write(`${renderTable(results)}\nresults: ${out}\n`);
+    process.exit(1);
+  });
   for (const id of options.only ?? BENCHMARKS) {
     const file = new URL(`./${id}.js`, import.meta.url);
     if (!existsSync(file)) {
@@ -56,6 +69,7 @@ async function main(): Promise<number> {
       results.failures.push({ id, error: `${fileURLToPath(file)} is missing: run npm run build` });
       continue;
     }
+    running = id;
     context.log(`${id}: starting`);
     try {
       const { run } = (await import(file.href)) as { run: Benchmark };
@@ -63,10 +77,9 @@ async function main(): Promise<number> {
     } catch (error) {
       results.failures.push({ id, error: error instanceof Error ? error.message : String(error) });
     }
+    save();
   }
-  const out = resolve(options.out);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  save();
   process.stdout.write(`${renderTable(results)}\nresults: ${out}\n`);
   return results.failures.length > 0 ? 1 : 0;
 }
