@@ -44,7 +44,7 @@ export const run: Benchmark = async (context) => {
     log_level: "warn",
     languages: { bash: "/usr/bin/bash", python: "/usr/bin/python3" },
     sandbox_uids: { first: 190_000, count: 1000 },
-    limits: { workspace_idle_seconds: 5 },
+    limits: { workspace_idle_seconds: 600 },
   };
   const resolved = resolveSandboxConfig(raw, { SANDBOX_BENCH_TOKEN: token }, stateDir);
   if (!resolved.ok) throw new Error(resolved.problems.join("\n"));
@@ -194,7 +194,11 @@ function spawnToEnd(
       env: {},
       stdio: ["ignore", "ignore", "ignore", sandboxed ? "pipe" : "ignore"],
     });
-    if (sandboxed) (child.stdio[BLOCK_FD] as Writable).end("x");
+    if (sandboxed) {
+      const block = child.stdio[BLOCK_FD] as Writable;
+      block.on("error", () => {}); // bwrap closes it once read
+      block.end("x");
+    }
     child.once("error", reject);
     child.once("exit", (code) =>
       code === 0 ? resolve() : reject(new Error(`${command.file} exited ${code}`)),

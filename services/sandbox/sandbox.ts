@@ -385,7 +385,8 @@ export class Sandbox {
     this.#runs.add(run);
     void run.done.then(() => this.#runs.delete(run));
     if (options.warm) {
-      // after this call's own start, so making the next sandbox never delays this one
+      // while this run runs, so the next is set up by the time the session calls again; after
+      // this run's start, which the spawn (a fork of the whole service) must not delay
       setImmediate(() => this.#warm.offer(key, () => this.#prepare(workspace, request.language)));
     }
     return { run, warm: warm !== undefined };
