@@ -80,13 +80,6 @@ export class Jobs {
       if (endedAt !== undefined && now - endedAt >= this.retentionMs) this.#jobs.delete(id);
     }
   }
-
-  /** Kill every running job (the service is stopping) and wait until they ended. */
-  async stopAll(): Promise<void> {
-    const running = [...this.#jobs.values()].filter((job) => job.run.running);
-    for (const job of running) job.run.kill("cancelled");
-    await Promise.all(running.map((job) => job.run.done));
-  }
 }
 
 export function jobStatus(job: Job): JobStatus {

@@ -107,10 +107,6 @@ export class Workspaces {
     return removed;
   }
 
-  get size(): number {
-    return this.#byName.size;
-  }
-
   #freeUid(): number {
     for (let uid = this.uids.first; uid < this.uids.first + this.uids.count; uid++) {
       if (!this.#uidsInUse.has(uid)) return uid;
