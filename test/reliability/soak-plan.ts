@@ -75,14 +75,16 @@ export function checkSession(
     const id = String(event.data.call_id);
     results.set(id, [...(results.get(id) ?? []), event]);
   }
-  calls.forEach((call, i) => {
+  for (const [i, call] of calls.entries()) {
     const id = String(call.data.call_id);
     const expected = planned[i]?.expected;
     const answers = results.get(id) ?? [];
     results.delete(id);
-    if (answers.length !== 1)
-      return problems.push(`${call.data.name} ${id}: ${answers.length} tool.result events`);
-    if (!expected) return;
+    if (answers.length !== 1) {
+      problems.push(`${call.data.name} ${id}: ${answers.length} tool.result events`);
+      continue;
+    }
+    if (!expected) continue;
     const received = timesReceived(id);
     if (received !== (NOT_SENT.has(expected.code) ? 0 : 1)) {
       problems.push(`${call.data.name} ${id}: the service received it ${received} times`);
@@ -99,7 +101,7 @@ export function checkSession(
         `${call.data.name}: unknown_outcome ${data.unknown_outcome}, expected ${expected.unknownOutcome}`,
       );
     }
-  });
+  }
   for (const id of results.keys()) problems.push(`a tool.result for ${id}, which has no tool.call`);
   const ends = events
     .filter((e) => e.type.startsWith("turn.") && e.type !== "turn.started")
