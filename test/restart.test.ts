@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainClient } from "../src/client/client.js";
+import { SqliteStore, StoreInUseError } from "../src/store/sqlite.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
 import { BRAIN_BIN } from "./helpers/cli.js";
 import { brainUrlFromLog, startProcess } from "./helpers/processes.js";
@@ -37,20 +38,30 @@ describe("the SQLite event log", () => {
     expect(live.some((e) => e.type === "model.delta")).toBe(true);
     expect(before.some((e) => (e.type as string) === "model.delta")).toBe(false);
 
+    const sessionBefore = await client.getSession(session.id);
     await brain.restart();
     const after = brain.client();
     expect(await after.events(session.id)).toEqual(before);
-    expect(await after.getSession(session.id)).toEqual(
-      await client.getSession(session.id).catch(() => after.getSession(session.id)),
-    );
+    expect(await after.getSession(session.id)).toEqual(sessionBefore);
     await runTurn(after, session.id, "after restart");
     const all = await after.events(session.id);
     assertGapless(all);
     expect(all.length).toBe(before.length + 4);
   });
 
-  it("is a WAL-mode SQLite file", () => {
-    const db = new Database(brain.dbPath, { readonly: true });
+  it("belongs to one Brain: a second one on the same file is refused while the first runs", async () => {
+    const path = brain.dbPath;
+    const second = startBrain({ store: { kind: "sqlite", path } });
+    await expect(second).rejects.toBeInstanceOf(StoreInUseError);
+    await expect(second).rejects.toThrow(/in use by another process/);
+    // the first one is unharmed
+    expect((await brain.client().createSession()).status).toBe("idle");
+  });
+
+  it("is a WAL-mode SQLite file that others can open once Brain has closed it", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "brain-wal-")), "brain.db");
+    await new SqliteStore(path).close();
+    const db = new Database(path, { readonly: true });
     try {
       expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     } finally {

@@ -13,8 +13,7 @@ CREATE TABLE IF NOT EXISTS sessions (
   tenant_id TEXT NOT NULL,
   status TEXT NOT NULL,
   config TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  last_seq INTEGER NOT NULL DEFAULT 0
+  created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_by_tenant ON sessions (tenant_id, id);
 CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status) WHERE status = 'running';
@@ -57,6 +56,13 @@ function toEvent(row: EventRow): StoredEvent {
   return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) };
 }
 
+export class StoreInUseError extends Error {
+  constructor(readonly path: string) {
+    super(`${path} is in use by another process (another Brain?); each Brain needs its own SQLite file`);
+    this.name = "StoreInUseError";
+  }
+}
+
 /**
  * The embedded store: one SQLite file in WAL mode. Writes are synchronous and serialized by
  * SQLite, so a transaction's read-check-write is atomic without any lock of ours.
@@ -70,10 +76,23 @@ export class SqliteStore implements Store {
 
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    this.#db = new Database(path);
-    this.#db.pragma("journal_mode = WAL");
+    // a live owner keeps its lock for as long as it runs: waiting longer would not help
+    this.#db = new Database(path, { timeout: 500 });
+    // One process owns the file: exclusive locking spares every commit its file locks (a third
+    // of an append's cost), and a second Brain on the same file is refused instead of ending the
+    // first one's running turns as if they had crashed.
+    this.#db.pragma("locking_mode = EXCLUSIVE");
+    try {
+      this.#db.pragma("journal_mode = WAL");
+      this.#db.exec("BEGIN IMMEDIATE; COMMIT");
+    } catch (error) {
+      this.#db.close();
+      if ((error as { code?: string }).code?.startsWith("SQLITE_BUSY")) {
+        throw new StoreInUseError(path);
+      }
+      throw error;
+    }
     this.#db.pragma("synchronous = NORMAL");
-    this.#db.pragma("busy_timeout = 5000");
     const version = this.#db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
       throw new Error(
@@ -86,7 +105,7 @@ export class SqliteStore implements Store {
     const db = this.#db;
     this.#statements = {
       insertSession: db.prepare(
-        "INSERT INTO sessions (id, tenant_id, status, config, created_at, last_seq) VALUES (?, ?, ?, ?, ?, 0)",
+        "INSERT INTO sessions (id, tenant_id, status, config, created_at) VALUES (?, ?, ?, ?, ?)",
       ),
       getSession: db.prepare<[string], SessionRow>(
         "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE id = ?",
@@ -100,11 +119,14 @@ export class SqliteStore implements Store {
       sessionsWithStatus: db.prepare<[string], SessionRow>(
         "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE status = ?",
       ),
-      sessionState: db.prepare<[string], { status: SessionStatus; last_seq: number }>(
-        "SELECT status, last_seq FROM sessions WHERE id = ?",
+      sessionStatus: db.prepare<[string], { status: SessionStatus }>(
+        "SELECT status FROM sessions WHERE id = ?",
       ),
-      advance: db.prepare("UPDATE sessions SET last_seq = ? WHERE id = ?"),
-      advanceAndSetStatus: db.prepare("UPDATE sessions SET last_seq = ?, status = ? WHERE id = ?"),
+      // the events table is clustered on (session_id, seq): this is one descent of the primary key
+      lastSeq: db.prepare<[string], { seq: number }>(
+        "SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = ?",
+      ),
+      setStatus: db.prepare("UPDATE sessions SET status = ? WHERE id = ?"),
       insertEvent: db.prepare("INSERT INTO events (session_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)"),
       readEvents: db.prepare<[string, number, number], EventRow>(
         "SELECT seq, type, at, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
@@ -112,23 +134,21 @@ export class SqliteStore implements Store {
     };
     this.#appendTx = db.transaction(
       (sessionId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult => {
-        const state = this.#statements.sessionState.get(sessionId);
+        const state = this.#statements.sessionStatus.get(sessionId);
         if (!state || (options.expectStatus && !options.expectStatus.includes(state.status))) {
           return { ok: false, status: state?.status };
         }
         const at = new Date().toISOString();
         const stored: StoredEvent[] = [];
-        let seq = state.last_seq;
+        let seq = (this.#statements.lastSeq.get(sessionId) as { seq: number }).seq;
         for (const event of events) {
           seq += 1;
           this.#statements.insertEvent.run(sessionId, seq, event.type, at, JSON.stringify(event.data));
           stored.push({ seq, type: event.type, at, data: event.data as Record<string, unknown> });
         }
-        // status is in an index: writing it unchanged would add an index page to every commit
+        // the session row is written only when its status changes, so most commits touch one page
         if (options.setStatus && options.setStatus !== state.status) {
-          this.#statements.advanceAndSetStatus.run(seq, options.setStatus, sessionId);
-        } else {
-          this.#statements.advance.run(seq, sessionId);
+          this.#statements.setStatus.run(options.setStatus, sessionId);
         }
         return { ok: true, events: stored };
       },
