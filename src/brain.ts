@@ -44,7 +44,11 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     ...(options.env && { env: options.env }),
   });
   const providers = new Map(
-    [...config.models].map(([name, entry]) => [name, createModelProvider(entry, { logger })]),
+    await Promise.all(
+      [...config.models].map(
+        async ([name, entry]) => [name, await createModelProvider(entry, { logger })] as const,
+      ),
+    ),
   );
   let publicUrl = config.publicUrl;
   const sessions = new Sessions({
