@@ -70,27 +70,64 @@ describe("the SQLite event log", () => {
   });
 });
 
+/** A host config with one tool that never answers, written to a fresh directory. */
+function hangingToolConfig(): string {
+  const dir = mkdtempSync(join(tmpdir(), "brain-crash-"));
+  const config = {
+    listen: "127.0.0.1:0",
+    store: { kind: "sqlite", path: join(dir, "brain.db") },
+    tenants: [{ id: "acme", api_key_env: "KEY_ACME" }],
+    models: [{ name: "default", provider: "scripted" }],
+    tools: [
+      {
+        name: "hang",
+        description: "Never answers.",
+        input_schema: { type: "object" },
+        url: service.at("/hang"),
+        tenants: ["acme"],
+      },
+    ],
+  };
+  const configPath = join(dir, "brain.json");
+  writeFileSync(configPath, JSON.stringify(config));
+  return configPath;
+}
+
+describe("a Brain stopped with SIGTERM during a tool call", () => {
+  it("closes the call's connection, records it cancelled and the turn interrupted, before it exits", async () => {
+    const env = { KEY_ACME: "term-key-acme-123456" };
+    const configPath = hangingToolConfig();
+    const first = await startProcess([BRAIN_BIN, "-config", configPath], env, brainUrlFromLog);
+    let client = new BrainClient(first.ready, env.KEY_ACME);
+    const session = await client.createSession({
+      tools: ["hang"],
+      script: [{ tool_calls: [{ name: "hang", arguments: {} }] }],
+    });
+    const before = service.calls.length;
+    await client.sendMessage(session.id, "go");
+    while (service.calls.length === before) await new Promise((r) => setTimeout(r, 5));
+    expect(await first.stop("SIGTERM")).toBe(0);
+    await service.calls.at(-1)?.closed;
+
+    const second = await startProcess([BRAIN_BIN, "-config", configPath], env, brainUrlFromLog);
+    try {
+      client = new BrainClient(second.ready, env.KEY_ACME);
+      const events = await client.events(session.id);
+      expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({
+        error: { code: "cancelled" },
+      });
+      expect(events.at(-1)).toMatchObject({ type: "turn.interrupted", data: { reason: "shutdown" } });
+      expect(second.output.join("\n")).not.toContain("recovered a turn");
+    } finally {
+      await second.stop("SIGKILL");
+    }
+  });
+});
+
 describe("a Brain killed with SIGKILL during a tool call", () => {
   it("answers the unanswered call with brain_restarted on restart, fails the turn, and takes messages again", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "brain-crash-"));
     const env = { KEY_ACME: "crash-key-acme-123456" };
-    const config = {
-      listen: "127.0.0.1:0",
-      store: { kind: "sqlite", path: join(dir, "brain.db") },
-      tenants: [{ id: "acme", api_key_env: "KEY_ACME" }],
-      models: [{ name: "default", provider: "scripted" }],
-      tools: [
-        {
-          name: "hang",
-          description: "Never answers.",
-          input_schema: { type: "object" },
-          url: service.at("/hang"),
-          tenants: ["acme"],
-        },
-      ],
-    };
-    const configPath = join(dir, "brain.json");
-    writeFileSync(configPath, JSON.stringify(config));
+    const configPath = hangingToolConfig();
     const script = [
       {
         tool_calls: [
