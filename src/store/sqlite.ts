@@ -93,6 +93,9 @@ export class SqliteStore implements Store {
       throw error;
     }
     this.#db.pragma("synchronous = NORMAL");
+    // 8 MiB of page cache, not better-sqlite3's 16: the working set is the newest events and the
+    // session index, and the kernel's page cache holds the rest of the file anyway
+    this.#db.pragma("cache_size = -8192");
     const version = this.#db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
       throw new Error(
