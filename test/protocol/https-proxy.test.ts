@@ -1,0 +1,117 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BrainClient } from "../../src/client/client.js";
+import { BRAIN_BIN } from "../helpers/cli.js";
+import { brainUrlFromLog, startProcess } from "../helpers/processes.js";
+import { type ForwardProxy, startForwardProxy } from "../helpers/proxy.js";
+import { runTurn } from "../helpers/turns.js";
+
+const dir = mkdtempSync(join(tmpdir(), "brain-https-"));
+let tls: Server;
+let proxy: ForwardProxy;
+let toolUrl = "";
+
+beforeAll(async () => {
+  // a certificate for 127.0.0.1 that Brain trusts through NODE_EXTRA_CA_CERTS, as an operator would
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+    ],
+    { stdio: "ignore" },
+  );
+  tls = createServer(
+    { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) },
+    (req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ content: [{ type: "text", text: "over tls" }] }));
+      });
+    },
+  );
+  await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+  toolUrl = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/tools/secure`;
+  proxy = await startForwardProxy();
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await new Promise<void>((resolve) => tls?.close(() => resolve()));
+});
+
+async function callThrough(env: Record<string, string>) {
+  const sub = mkdtempSync(join(dir, "brain-"));
+  writeFileSync(
+    join(sub, "brain.json"),
+    JSON.stringify({
+      listen: "127.0.0.1:0",
+      store: { kind: "sqlite", path: join(sub, "brain.db") },
+      tenants: [{ id: "acme", api_key_env: "KEY" }],
+      models: [{ name: "default", provider: "scripted" }],
+      tools: [
+        {
+          name: "secure",
+          description: "s",
+          input_schema: { type: "object" },
+          url: toolUrl,
+          tenants: ["acme"],
+        },
+      ],
+    }),
+  );
+  const brain = await startProcess(
+    [BRAIN_BIN, "-config", join(sub, "brain.json")],
+    { KEY: "https-key-123456", NODE_EXTRA_CA_CERTS: join(dir, "cert.pem"), ...env },
+    brainUrlFromLog,
+  );
+  try {
+    const client = new BrainClient(brain.ready, "https-key-123456");
+    const session = await client.createSession({
+      tools: ["secure"],
+      script: [{ tool_calls: [{ name: "secure", arguments: {} }] }, { text: "x" }],
+    });
+    const events = await runTurn(client, session.id, "go");
+    return events.find((e) => e.type === "tool.result")?.data;
+  } finally {
+    await brain.stop();
+  }
+}
+
+describe("HTTPS_PROXY", () => {
+  it("tunnels an https tool call through the proxy", async () => {
+    const before = proxy.carried.length;
+    expect(await callThrough({ HTTPS_PROXY: proxy.url })).toMatchObject({
+      is_error: false,
+      content: [{ text: "over tls" }],
+    });
+    expect(proxy.carried.slice(before)).toEqual([`CONNECT ${new URL(toolUrl).host}`]);
+  });
+
+  it("is not used when NO_PROXY covers the host", async () => {
+    const before = proxy.carried.length;
+    expect(await callThrough({ HTTPS_PROXY: proxy.url, NO_PROXY: "127.0.0.1" })).toMatchObject({
+      is_error: false,
+    });
+    expect(proxy.carried.length).toBe(before);
+  });
+});
