@@ -17,6 +17,14 @@ export { manifestOf, type ToolManifest, ToolManifestSchema } from "./manifest.js
 export { errorResult, ToolError, textResult } from "./result.js";
 export { type ExtraRoutes, type RunningService, type ServeOptions, serve } from "./service.js";
 export {
+  type ConfigResult,
+  normalizeFlags,
+  runServiceCommand,
+  type ServiceCommand,
+  type StoppableService,
+  type SubcommandContext,
+} from "./service-cli.js";
+export {
   defineTool,
   type Tool,
   type ToolContext,

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { normalizeFlags, runMain, stopSignal } from "../../kit/service-cli.js";
 import { loadConfigFile } from "../config/load.js";
 import { COMMANDS } from "./commands.js";
 
@@ -18,11 +19,6 @@ ${commandLines}
 
 Flags take one dash or two: -config and --config are the same.
 Secrets are never in the config: it names the environment variables that hold them.`;
-
-/** Go's flag package style (-config) and GNU style (--config) are both accepted. */
-export function normalizeFlags(args: string[]): string[] {
-  return args.map((arg) => (/^-[a-z][a-z-]+(=.*)?$/.test(arg) ? `-${arg}` : arg));
-}
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -76,10 +72,7 @@ async function main(argv: string[]): Promise<number> {
   // loaded only to serve: -check and the other commands start faster without the server's modules
   const { startBrain } = await import("../brain.js");
   const brain = await startBrain(config);
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
-  });
+  await stopSignal();
   brain.logger.info("stopping");
   await brain.close();
   return 0;
@@ -98,12 +91,4 @@ function parseOptions(args: string[]) {
   });
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error) => {
-    process.stderr.write(`brain: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+runMain("brain", main);
