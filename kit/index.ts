@@ -24,6 +24,7 @@ export {
   type StoppableService,
   type SubcommandContext,
 } from "./service-cli.js";
+export { type ConfigResolver, envSecrets, loadServiceConfig } from "./service-config.js";
 export {
   defineTool,
   type Tool,

@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
+import type { ConfigResult as Result } from "../../kit/service-cli.js";
+import { loadServiceConfig } from "../../kit/service-config.js";
+import { listenOf } from "../../src/config/addresses.js";
+import { readJsonFile } from "../../src/config/json-file.js";
 import { check, compile, StringEnum } from "../../src/validation.js";
 
 const strict = { additionalProperties: false } as const;
@@ -95,17 +98,9 @@ export interface LocalToolsConfig {
   wait: { maxSeconds: number; progressMs: number };
 }
 
-export type ConfigResult = { ok: true; config: LocalToolsConfig } | { ok: false; problems: string[] };
+export type ConfigResult = Result<LocalToolsConfig>;
 
 const validate = compile<LocalToolsConfigFile>(LocalToolsConfigSchema);
-
-/** host:port with a port from 0 to 65535; `[::1]:8082` for IPv6. */
-export function parseListen(listen: string): { host: string; port: number } | undefined {
-  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen);
-  const port = Number(match?.[2]);
-  if (!match || port > 65535) return undefined;
-  return { host: (match[1] as string).replace(/^\[|\]$/g, ""), port };
-}
 
 /** Check a parsed config completely, against the environment too; every problem is reported. */
 export function resolveLocalToolsConfig(raw: unknown, env: NodeJS.ProcessEnv, baseDir: string): ConfigResult {
@@ -113,8 +108,7 @@ export function resolveLocalToolsConfig(raw: unknown, env: NodeJS.ProcessEnv, ba
   if (!checked.ok) return checked;
   const file = checked.value;
   const problems: string[] = [];
-  const listen = parseListen(file.listen ?? "127.0.0.1:8082");
-  if (!listen) problems.push(`listen: must be host:port, not "${file.listen}"`);
+  const listen = listenOf(file.listen ?? "127.0.0.1:8082", problems);
   const tokenEnv = file.token_env ?? "LOCAL_TOOLS_KEY";
   const operatorTokenEnv = file.operator_token_env ?? "LOCAL_TOOLS_OPERATOR_KEY";
   const token = env[tokenEnv] ?? "";
@@ -166,30 +160,13 @@ export function resolveLocalToolsConfig(raw: unknown, env: NodeJS.ProcessEnv, ba
 /** Read and schema-check a config file, without the environment (the operator CLI needs no tools token). */
 export function readLocalToolsConfigFile(
   path: string,
-):
-  | { ok: true; raw: unknown; file: LocalToolsConfigFile; baseDir: string }
-  | { ok: false; problems: string[] } {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    return {
-      ok: false,
-      problems: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`],
-    };
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, problems: [`(root): not valid JSON: ${(error as Error).message}`] };
-  }
-  const checked = check(validate, raw);
-  if (!checked.ok) return checked;
-  return { ok: true, raw, file: checked.value, baseDir: dirname(resolve(path)) };
+): { ok: true; file: LocalToolsConfigFile } | { ok: false; problems: string[] } {
+  const read = readJsonFile(path);
+  if (!read.ok) return read;
+  const checked = check(validate, read.value);
+  return checked.ok ? { ok: true, file: checked.value } : checked;
 }
 
 export function loadLocalToolsConfig(path: string, env: NodeJS.ProcessEnv = process.env): ConfigResult {
-  const read = readLocalToolsConfigFile(path);
-  return read.ok ? resolveLocalToolsConfig(read.raw, env, read.baseDir) : read;
+  return loadServiceConfig(path, env, resolveLocalToolsConfig);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { fileURLToPath } from "node:url";
 import { runServiceCommand, type SubcommandContext } from "../../kit/service-cli.js";
-import { loadLocalToolsConfig, parseListen, readLocalToolsConfigFile } from "./config.js";
+import { parseListen } from "../../src/config/addresses.js";
+import { loadLocalToolsConfig, readLocalToolsConfigFile } from "./config.js";
 import { answerApproval, listApprovals } from "./operator-cli.js";
 
 // the shipped config, next to the sources: dist/services/local-tools/main.js → services/local-tools/

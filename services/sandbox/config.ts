@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { type Static, type TString, Type } from "@sinclair/typebox";
-import { parseListen } from "../../src/config/load.js";
-import { Secret } from "../../src/secret.js";
+import type { ConfigResult as Result } from "../../kit/service-cli.js";
+import { envSecrets, loadServiceConfig } from "../../kit/service-config.js";
+import { type Listen, listenOf } from "../../src/config/addresses.js";
+import type { Secret } from "../../src/secret.js";
 import { check, compile, StringEnum } from "../../src/validation.js";
 
 const strict = { additionalProperties: false } as const;
@@ -156,7 +157,7 @@ export const DEFAULT_SYSTEM_PATHS = [
 ];
 
 export interface SandboxConfig {
-  listen: { host: string; port: number };
+  listen: Listen;
   token: Secret;
   /** The environment variable the token came from, for messages. */
   tokenEnv: string;
@@ -171,7 +172,7 @@ export interface SandboxConfig {
   limits: Limits;
 }
 
-export type ConfigResult = { ok: true; config: SandboxConfig } | { ok: false; problems: string[] };
+export type ConfigResult = Result<SandboxConfig>;
 
 const validate = compile<RawConfig>(SandboxConfigSchema);
 
@@ -181,12 +182,8 @@ export function resolveSandboxConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
   if (!checked.ok) return checked;
   const config = checked.value;
   const problems: string[] = [];
-  const listen = parseListen(config.listen ?? "127.0.0.1:8092");
-  if (!listen) problems.push("listen: must be host:port with a port from 0 to 65535");
-  const token = env[config.token_env];
-  if (!token) {
-    problems.push(`token_env: set the environment variable ${config.token_env} to the token Brain sends`);
-  }
+  const listen = listenOf(config.listen ?? "127.0.0.1:8092", problems);
+  const token = envSecrets(env, problems)("token_env", config.token_env, "the token Brain sends");
   const languages = new Map<Language, string>();
   for (const language of LANGUAGES) {
     const path = config.languages[language];
@@ -203,7 +200,7 @@ export function resolveSandboxConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
     ok: true,
     config: {
       listen,
-      token: new Secret(token),
+      token,
       tokenEnv: config.token_env,
       stateDir: isAbsolute(stateDir) ? stateDir : resolve(baseDir, stateDir),
       logLevel: config.log_level ?? "info",
@@ -219,15 +216,5 @@ export function resolveSandboxConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
 }
 
 export function loadSandboxConfig(path: string, env: NodeJS.ProcessEnv = process.env): ConfigResult {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
-  } catch (error) {
-    const reason =
-      error instanceof SyntaxError
-        ? `not valid JSON: ${error.message}`
-        : (error as NodeJS.ErrnoException).code;
-    return { ok: false, problems: [`cannot read ${path}: ${reason}`] };
-  }
-  return resolveSandboxConfig(raw, env, dirname(resolve(path)));
+  return loadServiceConfig(path, env, resolveSandboxConfig);
 }

@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
-import { parseListen, urlProblem } from "../../src/config/load.js";
-import { Secret } from "../../src/secret.js";
+import type { ConfigResult as Result } from "../../kit/service-cli.js";
+import { envSecrets, loadServiceConfig } from "../../kit/service-config.js";
+import { type Listen, listenOf, urlProblem } from "../../src/config/addresses.js";
+import type { Secret } from "../../src/secret.js";
 import { check, compile, StringEnum, TaggedUnion } from "../../src/validation.js";
 import type { ScopeMode } from "./paths.js";
 import type { StorageLimits } from "./storage.js";
@@ -118,7 +119,7 @@ export type BackendConfig =
     };
 
 export interface StorageConfig {
-  listen: { host: string; port: number };
+  listen: Listen;
   token: Secret;
   scope: ScopeMode;
   backend: BackendConfig;
@@ -126,7 +127,7 @@ export interface StorageConfig {
   logLevel: string;
 }
 
-export type ConfigResult = { ok: true; config: StorageConfig } | { ok: false; problems: string[] };
+export type ConfigResult = Result<StorageConfig>;
 
 const validate = compile<RawConfig>(StorageConfigSchema);
 
@@ -136,15 +137,8 @@ export function resolveStorageConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
   if (!checked.ok) return checked;
   const config = checked.value;
   const problems: string[] = [];
-  const secret = (path: string, name: string, what: string): Secret | undefined => {
-    const value = env[name];
-    if (value) return new Secret(value);
-    problems.push(`${path}: set the environment variable ${name} to ${what}`);
-    return undefined;
-  };
-
-  const listen = parseListen(config.listen ?? "127.0.0.1:8093");
-  if (!listen) problems.push("listen: must be host:port with a port from 0 to 65535");
+  const secret = envSecrets(env, problems);
+  const listen = listenOf(config.listen ?? "127.0.0.1:8093", problems);
   const token = secret("token_env", config.token_env, "the token Brain sends");
 
   const backend = resolveBackend(config.backend ?? { kind: "filesystem" }, baseDir, secret, problems);
@@ -173,7 +167,7 @@ export function resolveStorageConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
 function resolveBackend(
   backend: NonNullable<RawConfig["backend"]>,
   baseDir: string,
-  secret: (path: string, name: string, what: string) => Secret | undefined,
+  secret: ReturnType<typeof envSecrets>,
   problems: string[],
 ): BackendConfig | undefined {
   if (backend.kind === "filesystem") {
@@ -210,15 +204,5 @@ function resolveBackend(
 }
 
 export function loadStorageConfig(path: string, env: NodeJS.ProcessEnv = process.env): ConfigResult {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
-  } catch (error) {
-    const reason =
-      error instanceof SyntaxError
-        ? `not valid JSON: ${error.message}`
-        : (error as NodeJS.ErrnoException).code;
-    return { ok: false, problems: [`cannot read ${path}: ${reason}`] };
-  }
-  return resolveStorageConfig(raw, env, dirname(resolve(path)));
+  return loadServiceConfig(path, env, resolveStorageConfig);
 }

@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Secret } from "../secret.js";
 import { compileToolSchema, type ToolSchemaValidator } from "../tools/tool-schemas.js";
 import { check, compile } from "../validation.js";
+import { type Listen, listenOf, urlProblem } from "./addresses.js";
+import { readJsonFile } from "./json-file.js";
 import {
   DEFAULT_LIMITS,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -37,7 +38,7 @@ export interface ToolBinding {
 }
 
 export interface BrainConfig {
-  listen: { host: string; port: number };
+  listen: Listen;
   publicUrl: string | undefined;
   logLevel: string;
   store: { kind: "sqlite"; path: string };
@@ -59,22 +60,8 @@ export interface LoadOptions {
 const validateHostConfig = compile<HostConfig>(HostConfigSchema);
 
 export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    return {
-      ok: false,
-      problems: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`],
-    };
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, problems: [`(root): not valid JSON: ${(error as Error).message}`] };
-  }
-  return resolveConfig(raw, { env, baseDir: dirname(resolve(path)) });
+  const file = readJsonFile(path);
+  return file.ok ? resolveConfig(file.value, { env, baseDir: file.dir }) : file;
 }
 
 /** Validate a parsed host config completely and resolve defaults and secrets; every problem is reported. */
@@ -92,8 +79,7 @@ export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
     return undefined;
   };
 
-  const listen = parseListen(config.listen ?? "127.0.0.1:8080");
-  if (!listen) problems.push(`listen: must be host:port with a port from 0 to 65535`);
+  const listen = listenOf(config.listen ?? "127.0.0.1:8080", problems);
   if (config.public_url !== undefined) {
     const problem = urlProblem(config.public_url);
     if (problem) problems.push(`public_url: ${problem}`);
@@ -201,27 +187,4 @@ function compileOrReport(
     problems.push(`${path}: does not compile: ${(error as Error).message}`);
     return undefined;
   }
-}
-
-/** Why `value` is not an absolute http(s) URL without user info or fragment, or undefined when it is one. */
-export function urlProblem(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return "must be an absolute http or https URL";
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an absolute http or https URL";
-  if (url.username !== "" || url.password !== "")
-    return "must not contain user info; put credentials in token_env";
-  if (value.includes("#")) return "must not contain a fragment";
-  return undefined;
-}
-
-export function parseListen(value: string): { host: string; port: number } | undefined {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(value);
-  if (!match) return undefined;
-  const port = Number(match[3]);
-  if (port > 65_535) return undefined;
-  return { host: (match[1] ?? match[2]) as string, port };
 }

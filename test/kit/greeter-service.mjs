@@ -2,7 +2,7 @@
 // Config: {"greeting": "…", "token_env": "NAME", "fail_start"?: "why"}.
 import { readFileSync } from "node:fs";
 import { Type } from "@sinclair/typebox";
-import { defineTool, runServiceCommand, serve } from "../../dist/kit/index.js";
+import { defineTool, envSecrets, loadServiceConfig, runServiceCommand, serve } from "../../dist/kit/index.js";
 
 const HELP = `greeter — greets
 
@@ -14,19 +14,13 @@ runServiceCommand({
   name: "greeter",
   help: HELP,
   defaultConfig: "greeter.json",
-  load: (path) => {
-    let raw;
-    try {
-      raw = JSON.parse(readFileSync(path, "utf8"));
-    } catch (error) {
-      return { ok: false, problems: [`cannot read ${path}: ${error.code ?? error.message}`] };
-    }
-    const problems = [];
-    if (typeof raw.greeting !== "string") problems.push("greeting: is required");
-    const token = process.env[raw.token_env];
-    if (!token) problems.push(`token_env: set the environment variable ${raw.token_env}`);
-    return problems.length > 0 ? { ok: false, problems } : { ok: true, config: { ...raw, token } };
-  },
+  load: (path) =>
+    loadServiceConfig(path, process.env, (raw, env) => {
+      const problems = [];
+      if (typeof raw.greeting !== "string") problems.push("greeting: is required");
+      const token = envSecrets(env, problems)("token_env", raw.token_env, "the token Brain sends");
+      return problems.length > 0 ? { ok: false, problems } : { ok: true, config: { ...raw, token } };
+    }),
   check: (config) =>
     config.greeting === ""
       ? { ok: false, problems: ["greeting: must not be empty", "greeting: says nothing"] }
@@ -39,7 +33,7 @@ runServiceCommand({
       input: Type.Object({ name: Type.String() }),
       handler: ({ name }) => `${config.greeting}, ${name}`,
     });
-    return serve({ tools: [greet], token: config.token, name: "greeter" });
+    return serve({ tools: [greet], token: config.token.reveal(), name: "greeter" });
   },
   commands: {
     hello: async ({ args, flags, usage }) => {

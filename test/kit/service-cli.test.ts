@@ -79,7 +79,7 @@ describe("a service's command line", () => {
     const path = writeConfig("bad.json", { token_env: "UNSET_NAME" });
     const problems = [
       `${path}: greeting: is required`,
-      `${path}: token_env: set the environment variable UNSET_NAME`,
+      `${path}: token_env: set the environment variable UNSET_NAME to the token Brain sends`,
     ];
     expect(greeter(["-config", path, "-check"])).toEqual({
       code: 2,
@@ -154,5 +154,34 @@ describe("a service's command line", () => {
     await drained;
     expect(service.output.some((line) => line.includes('"msg":"stopping"'))).toBe(true);
     expect(service.output.join("\n")).not.toContain(TOKEN);
+  });
+});
+
+describe("a service's config file", () => {
+  it("is one problem when it cannot be read or is not JSON, in the words of Brain's own config", () => {
+    const missing = join(dir, "none.json");
+    expect(greeter(["-config", missing, "-check"])).toMatchObject({
+      code: 2,
+      stderr: `${missing}: cannot read ${missing}: ENOENT\n`,
+    });
+    const broken = join(dir, "broken.json");
+    writeFileSync(broken, '{"greeting": ');
+    const result = greeter(["-config", broken, "-check"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^${broken}: \\(root\\): not valid JSON: .+\\n$`));
+  });
+
+  it("names a secret's variable when it is unset or empty, and reads it when set", () => {
+    const path = writeConfig("secret.json", { greeting: "hi", token_env: "GREETER_KEY" });
+    for (const value of [undefined, ""]) {
+      const result = greeter(["-config", path, "-check"], value === undefined ? {} : { GREETER_KEY: value });
+      expect(result).toMatchObject({ code: 2, stdout: "" });
+      expect(result.stderr).toBe(
+        `${path}: token_env: set the environment variable GREETER_KEY to the token Brain sends\n`,
+      );
+    }
+    const withToken = greeter(["-config", path, "-check"]);
+    expect(withToken.code).toBe(0);
+    expect(withToken.stdout + withToken.stderr).not.toContain(TOKEN);
   });
 });

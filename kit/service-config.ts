@@ -1,0 +1,40 @@
+import { readJsonFile } from "../src/config/json-file.js";
+import { Secret } from "../src/secret.js";
+import type { ConfigResult } from "./service-cli.js";
+
+/** Resolves a parsed config against the environment; relative paths in it resolve against `baseDir`. */
+export type ConfigResolver<Config> = (
+  raw: unknown,
+  env: NodeJS.ProcessEnv,
+  baseDir: string,
+) => ConfigResult<Config>;
+
+/**
+ * Read a service's JSON config file and resolve it. A file that cannot be read or parsed is one
+ * problem, in the words Brain uses for its own config; `resolve` reports every other one.
+ */
+export function loadServiceConfig<Config>(
+  path: string,
+  env: NodeJS.ProcessEnv,
+  resolve: ConfigResolver<Config>,
+): ConfigResult<Config> {
+  const file = readJsonFile(path);
+  return file.ok ? resolve(file.value, env, file.dir) : file;
+}
+
+/**
+ * Reads the secrets a config names by environment variable (`token_env`, …). A missing or empty
+ * one adds "FIELD: set the environment variable NAME to WHAT" to `problems`, so every missing
+ * secret is reported at once; a found one is a Secret, which no log line or message can show.
+ */
+export function envSecrets(
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): (field: string, name: string, what: string) => Secret | undefined {
+  return (field, name, what) => {
+    const value = env[name];
+    if (value) return new Secret(value);
+    problems.push(`${field}: set the environment variable ${name} to ${what}`);
+    return undefined;
+  };
+}
