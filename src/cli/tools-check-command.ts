@@ -1,6 +1,5 @@
-import { parseArgs } from "node:util";
 import { checkToolService, formatOutcomes } from "../tools-check/check.js";
-import { toolToken } from "./tool-token.js";
+import { parseToolServiceArgs } from "./tool-service-args.js";
 
 const HELP = `brain tools check — check a tool service against the tool protocol
 
@@ -34,39 +33,34 @@ function positiveNumber(raw: string | undefined, name: string, fallback: number)
 }
 
 export async function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (error) {
-    return usage((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
+  const parsed = parseToolServiceArgs(
+    args,
+    ["arguments", "headers-timeout", "timeout", "max-output-bytes"],
+    env,
+  );
+  if (parsed.help) {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  if (positionals.length !== 1) return usage("give exactly one URL");
-  const url = positionals[0] as string;
-  if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) return usage(`"${url}" is not an http or https URL`);
-  const token = toolToken(values, env);
-  if ("problem" in token) return usage(token.problem);
+  if (parsed.problem !== undefined) return usage(parsed.problem);
+  const { url, token, flags } = parsed;
   let callArguments: unknown;
   try {
-    callArguments = JSON.parse(values.arguments ?? "{}");
+    callArguments = JSON.parse(flags.arguments ?? "{}");
   } catch {
     return usage("--arguments must be valid JSON");
   }
   if (typeof callArguments !== "object" || callArguments === null || Array.isArray(callArguments)) {
     return usage("--arguments must be a JSON object");
   }
-  const headersTimeout = positiveNumber(values["headers-timeout"], "--headers-timeout", 30);
-  const timeout = positiveNumber(values.timeout, "--timeout", 60);
-  const maxOutput = positiveNumber(values["max-output-bytes"], "--max-output-bytes", 1_048_576);
+  const headersTimeout = positiveNumber(flags["headers-timeout"], "--headers-timeout", 30);
+  const timeout = positiveNumber(flags.timeout, "--timeout", 60);
+  const maxOutput = positiveNumber(flags["max-output-bytes"], "--max-output-bytes", 1_048_576);
   for (const value of [headersTimeout, timeout, maxOutput])
     if (typeof value === "string") return usage(value);
 
   const outcomes = await checkToolService(url, {
-    token: token.token,
+    token,
     arguments: callArguments as Record<string, unknown>,
     headersTimeoutMs: (headersTimeout as number) * 1000,
     callTimeoutMs: (timeout as number) * 1000,
@@ -74,20 +68,4 @@ export async function run(args: string[], env: NodeJS.ProcessEnv = process.env):
   });
   process.stdout.write(`${url}\n${formatOutcomes(outcomes)}\n`);
   return outcomes.every((outcome) => outcome.pass) ? 0 : 1;
-}
-
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      "token-env": { type: "string" },
-      token: { type: "string" },
-      arguments: { type: "string" },
-      "headers-timeout": { type: "string" },
-      timeout: { type: "string" },
-      "max-output-bytes": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
 }

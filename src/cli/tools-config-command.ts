@@ -1,9 +1,8 @@
-import { parseArgs } from "node:util";
 import { request } from "undici";
 import { type ToolManifest, ToolManifestSchema } from "../../kit/manifest.js";
 import { type HostConfig, HostConfigSchema } from "../config/schema.js";
 import { check, compile } from "../validation.js";
-import { toolToken } from "./tool-token.js";
+import { parseToolServiceArgs } from "./tool-service-args.js";
 
 const HELP = `brain tools config — print a host config for a tool service
 
@@ -107,56 +106,30 @@ async function readManifest(base: string, token: string): Promise<ToolManifest |
 }
 
 export async function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (error) {
-    return fail(`${(error as Error).message}\n\n${HELP}`, 2);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
+  const parsed = parseToolServiceArgs(args, ["tenant", "api-key-env", "listen", "store"], env);
+  if (parsed.help) {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  const raw = positionals[0];
-  if (positionals.length !== 1 || raw === undefined) return fail(`give exactly one URL\n\n${HELP}`, 2);
-  if (!/^https?:\/\//i.test(raw) || !URL.canParse(raw))
-    return fail(`"${raw}" is not an http or https URL`, 2);
-  const token = toolToken(values, env);
-  if ("problem" in token) return fail(token.problem, 2);
+  if (parsed.problem !== undefined) return fail(`${parsed.problem}\n\n${HELP}`, 2);
+  const { url: raw, token, flags } = parsed;
   const base = toolsBase(new URL(raw));
-  const manifest = await readManifest(base, token.token);
+  const manifest = await readManifest(base, token);
   if (typeof manifest === "string") return fail(manifest);
   const config = hostConfigFor(manifest, {
     base,
-    tokenEnv: values["token-env"] ?? "BRAIN_TOOLS_KEY",
-    tenant: values.tenant ?? "local",
-    apiKeyEnv: values["api-key-env"] ?? "BRAIN_API_KEY",
-    listen: values.listen ?? "127.0.0.1:8080",
-    store: values.store ?? "./data/brain.db",
+    tokenEnv: flags["token-env"] ?? "BRAIN_TOOLS_KEY",
+    tenant: flags.tenant ?? "local",
+    apiKeyEnv: flags["api-key-env"] ?? "BRAIN_API_KEY",
+    listen: flags.listen ?? "127.0.0.1:8080",
+    store: flags.store ?? "./data/brain.db",
   });
   // the flags and the service's names end up in the file: check it as Brain will
   const checked = check(validateHostConfig, config);
   if (!checked.ok) return fail(`the generated config would be invalid:\n${checked.problems.join("\n")}`);
   process.stdout.write(`${JSON.stringify(config, null, 2)}\n`);
   process.stderr.write(
-    `${manifest.tools.length} tools from ${base}; set ${config.tenants[0]?.api_key_env} and ${values["token-env"] ?? "BRAIN_TOOLS_KEY"} before starting Brain\n`,
+    `${manifest.tools.length} tools from ${base}; set ${config.tenants[0]?.api_key_env} and ${flags["token-env"] ?? "BRAIN_TOOLS_KEY"} before starting Brain\n`,
   );
   return 0;
-}
-
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      "token-env": { type: "string" },
-      token: { type: "string" },
-      tenant: { type: "string" },
-      "api-key-env": { type: "string" },
-      listen: { type: "string" },
-      store: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
 }
