@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ToolResultEventData } from "../sessions/events.js";
-import { type ConversationMessage, type ModelRequest, wireCallId } from "./provider.js";
+import { type ConversationMessage, type ModelRequest, wireCallId, wireCallIds } from "./provider.js";
 import { mediaNote, resultParts } from "./result-parts.js";
 
 type MessageParam = Anthropic.Messages.MessageParam;
@@ -49,8 +49,7 @@ export function anthropicRequest(
 
 export function anthropicMessages(messages: readonly ConversationMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
-  // a result names its call by Brain's id; the model knows the call by the id it was given
-  const wireIds = new Map<string, string>();
+  const wireIdOf = wireCallIds(messages);
   for (const message of messages) {
     switch (message.role) {
       case "user":
@@ -60,7 +59,6 @@ export function anthropicMessages(messages: readonly ConversationMessage[]): Mes
         const content: ContentBlockParam[] = [];
         if (message.text !== "") content.push({ type: "text", text: message.text });
         for (const call of message.tool_calls) {
-          wireIds.set(call.call_id, wireCallId(call));
           content.push({
             type: "tool_use",
             id: wireCallId(call),
@@ -77,9 +75,7 @@ export function anthropicMessages(messages: readonly ConversationMessage[]): Mes
       case "tool":
         out.push({
           role: "user",
-          content: message.results.map((result) =>
-            toolResultBlock(result, wireIds.get(result.call_id) ?? result.call_id),
-          ),
+          content: message.results.map((result) => toolResultBlock(result, wireIdOf(result.call_id))),
         });
         break;
     }

@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import type { ToolResultEventData } from "../sessions/events.js";
-import { type ConversationMessage, type ModelRequest, wireCallId } from "./provider.js";
+import { type ConversationMessage, type ModelRequest, wireCallId, wireCallIds } from "./provider.js";
 import { mediaNote, resultParts } from "./result-parts.js";
 
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -44,8 +44,7 @@ export function openAIRequest(
 
 export function openAIMessages(messages: readonly ConversationMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
-  // a result names its call by Brain's id; the model knows the call by the id it was given
-  const wireIds = new Map<string, string>();
+  const wireIdOf = wireCallIds(messages);
   for (const message of messages) {
     switch (message.role) {
       case "user":
@@ -53,7 +52,6 @@ export function openAIMessages(messages: readonly ConversationMessage[]): Messag
         break;
       case "assistant": {
         if (message.text === "" && message.tool_calls.length === 0) break; // says nothing to the model
-        for (const call of message.tool_calls) wireIds.set(call.call_id, wireCallId(call));
         out.push({
           role: "assistant",
           content: message.text === "" ? null : message.text,
@@ -76,7 +74,7 @@ export function openAIMessages(messages: readonly ConversationMessage[]): Messag
         for (const result of message.results) {
           out.push({
             role: "tool",
-            tool_call_id: wireIds.get(result.call_id) ?? result.call_id,
+            tool_call_id: wireIdOf(result.call_id),
             content: toolResultText(result),
           });
         }

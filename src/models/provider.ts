@@ -70,6 +70,19 @@ export function wireCallId(call: ToolCall): string {
 }
 
 /**
+ * The id a provider knows each call of `messages` by, keyed by Brain's id: a tool result names its
+ * call by Brain's id, and goes back to the model under the call's wire id.
+ */
+export function wireCallIds(messages: readonly ConversationMessage[]): (callId: string) => string {
+  const ids = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role === "assistant")
+      for (const call of message.tool_calls) ids.set(call.call_id, wireCallId(call));
+  }
+  return (callId) => ids.get(callId) ?? callId;
+}
+
+/**
  * A reply's tool calls in the order given, each with the provider's id kept only where it is
  * non-empty and unique in the reply: a server that omits or repeats ids would make results
  * ambiguous, so those calls go by Brain's ids instead.
