@@ -4,17 +4,14 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
-import { pathToFileURL } from "node:url";
 import { Pool } from "undici";
 import { type Language, resolveSandboxConfig } from "../services/sandbox/config.js";
 import { BLOCK_FD, launchCommand } from "../services/sandbox/launch-command.js";
 import { layoutOf } from "../services/sandbox/sandbox.js";
 import { workspaceName } from "../services/sandbox/workspaces.js";
-import { describeMachine } from "./machine.js";
-import { parseOptions } from "./options.js";
+import { runWhenMain } from "./alone.js";
 import { startNode } from "./processes.js";
-import { renderTable } from "./report.js";
-import type { BenchContext, Benchmark, Figure } from "./section.js";
+import { type Benchmark, versus } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 
 const RUNS = 100;
@@ -121,12 +118,6 @@ export const run: Benchmark = async (context) => {
     );
     const serviceRss = service.memory().rssBytes;
 
-    const figure = (name: string, value: number, refName: string, ref: number): Figure => ({
-      name,
-      value,
-      unit: "ms",
-      reference: { name: refName, value: ref },
-    });
     return {
       id: "sandbox",
       title: "Sandbox service: sandbox_exec end to end (sequential)",
@@ -139,7 +130,7 @@ export const run: Benchmark = async (context) => {
       },
       figures: [
         {
-          ...figure(
+          ...versus(
             "sandbox_exec `true` p50 vs raw prlimit+bwrap",
             trueCall.p50,
             "prlimit+bwrap spawn",
@@ -147,21 +138,21 @@ export const run: Benchmark = async (context) => {
           ),
           target: { text: `< ${TARGET_TRUE_MS} ms`, met: trueCall.p50 < TARGET_TRUE_MS },
         },
-        figure(
+        versus(
           "sandbox_exec `true` p99 vs raw prlimit+bwrap",
           trueCall.p99,
           "prlimit+bwrap spawn",
           trueRaw.p99,
         ),
-        figure(
+        versus(
           "a session's first sandbox_exec `true` p50 vs raw",
           trueFirst.p50,
           "prlimit+bwrap spawn",
           trueRaw.p50,
         ),
-        figure("raw prlimit+bwrap `true` p50 vs no sandbox", trueRaw.p50, "bash -c true", bareTrue.p50),
-        figure("sandbox_exec python 10 ms p50 vs raw", pyCall.p50, "prlimit+bwrap spawn", pyRaw.p50),
-        figure("raw prlimit+bwrap python 10 ms p50 vs no sandbox", pyRaw.p50, "python3 -c", barePy.p50),
+        versus("raw prlimit+bwrap `true` p50 vs no sandbox", trueRaw.p50, "bash -c true", bareTrue.p50),
+        versus("sandbox_exec python 10 ms p50 vs raw", pyCall.p50, "prlimit+bwrap spawn", pyRaw.p50),
+        versus("raw prlimit+bwrap python 10 ms p50 vs no sandbox", pyRaw.p50, "python3 -c", barePy.p50),
       ],
       notes: [
         "sandbox_exec: an undici POST of the envelope Brain sends to the service in its own process, answered as an event stream. A session's later calls find a sandbox made ready after its previous call (warm_sandboxes): namespaces and mounts in place, only the program to start. A session's first call (a new session each time) also creates the workspace and spawns its sandbox.",
@@ -206,18 +197,4 @@ function spawnToEnd(
   });
 }
 
-// `node dist/bench/sandbox.js`: this benchmark alone, its table on stdout
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const root = new URL("../..", import.meta.url).pathname;
-  const parsed = parseOptions([], process.env);
-  if (!parsed.ok) throw new Error("bench options");
-  const context: BenchContext = {
-    options: parsed.options,
-    root,
-    log: (line) => process.stderr.write(`${line}\n`),
-  };
-  const section = await run(context);
-  process.stdout.write(
-    `${renderTable({ generated_at: new Date().toISOString(), machine: describeMachine(root), options: {}, sections: [section], failures: [] })}\n`,
-  );
-}
+await runWhenMain(import.meta.url, run);

@@ -36,3 +36,11 @@ export type Benchmark = (context: BenchContext) => Promise<Section>;
 
 export const ratio = (figure: Figure): number | undefined =>
   figure.reference && figure.reference.value !== 0 ? figure.value / figure.reference.value : undefined;
+
+/** A figure in milliseconds against its reference's. */
+export const versus = (name: string, value: number, referenceName: string, reference: number): Figure => ({
+  name,
+  value,
+  unit: "ms",
+  reference: { name: referenceName, value: reference },
+});

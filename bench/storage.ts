@@ -3,14 +3,11 @@ import { constants } from "node:fs";
 import { mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { Pool } from "undici";
 import { resolveStorageConfig } from "../services/storage/config.js";
 import { startStorageService } from "../services/storage/service.js";
-import { describeMachine } from "./machine.js";
-import { parseOptions } from "./options.js";
-import { renderTable } from "./report.js";
-import type { BenchContext, Benchmark, Figure } from "./section.js";
+import { runWhenMain } from "./alone.js";
+import { type Benchmark, versus } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 
 const OPERATIONS = 300;
@@ -70,12 +67,6 @@ export const run: Benchmark = async (context) => {
     );
     const rawLists = summarize(await timeEach(50, () => rawList(manyDir, LIST_PAGE)));
 
-    const figure = (name: string, value: number, refName: string, ref: number): Figure => ({
-      name,
-      value,
-      unit: "ms",
-      reference: { name: refName, value: ref },
-    });
     return {
       id: "storage",
       title: "Storage service, filesystem backend (sequential, 4 KiB objects)",
@@ -86,12 +77,12 @@ export const run: Benchmark = async (context) => {
         page: LIST_PAGE,
       },
       figures: [
-        figure("write p50 vs raw durable write", writes.p50, "temp+fsync+rename", rawWrites.p50),
-        figure("write p99 vs raw durable write", writes.p99, "temp+fsync+rename", rawWrites.p99),
-        figure("read p50 vs raw readFile", reads.p50, "readFile", rawReads.p50),
-        figure("storage_write call p50 vs in-process", toolWrites.p50, "Storage.write", writes.p50),
-        figure("storage_read call p50 vs in-process", toolReads.p50, "Storage.read", reads.p50),
-        figure(
+        versus("write p50 vs raw durable write", writes.p50, "temp+fsync+rename", rawWrites.p50),
+        versus("write p99 vs raw durable write", writes.p99, "temp+fsync+rename", rawWrites.p99),
+        versus("read p50 vs raw readFile", reads.p50, "readFile", rawReads.p50),
+        versus("storage_write call p50 vs in-process", toolWrites.p50, "Storage.write", writes.p50),
+        versus("storage_read call p50 vs in-process", toolReads.p50, "Storage.read", reads.p50),
+        versus(
           `list ${LIST_PAGE} of ${LISTED_OBJECTS} p50 vs raw`,
           lists.p50,
           "readdir+sort+stat",
@@ -163,18 +154,4 @@ async function timeEach(count: number, call: (i: number) => Promise<unknown>): P
   return samples;
 }
 
-// `node dist/bench/storage.js`: this benchmark alone, its table on stdout
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const root = new URL("../..", import.meta.url).pathname;
-  const parsed = parseOptions([], process.env);
-  if (!parsed.ok) throw new Error("bench options");
-  const context: BenchContext = {
-    options: parsed.options,
-    root,
-    log: (line) => process.stderr.write(`${line}\n`),
-  };
-  const section = await run(context);
-  process.stdout.write(
-    `${renderTable({ generated_at: new Date().toISOString(), machine: describeMachine(root), options: {}, sections: [section], failures: [] })}\n`,
-  );
-}
+await runWhenMain(import.meta.url, run);
