@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrainClient, SessionEvent } from "../../src/client/client.js";
-import { startBrain, type TestBrain } from "../helpers/brain.js";
+import type { TestBrain } from "../helpers/brain.js";
 import {
-  bindingsFor,
   type LocalTools,
   operator,
   runLocalToolsCli as runCli,
+  startBrainFor,
   startLocalTools,
 } from "./local-tools-process.js";
 
@@ -15,7 +15,7 @@ let client: BrainClient;
 
 beforeAll(async () => {
   tools = await startLocalTools();
-  brain = await startBrain({ tools: await bindingsFor(tools) }, { env: { LOCAL_TOOLS_KEY: tools.token } });
+  brain = await startBrainFor(tools);
   client = brain.client();
 });
 afterAll(async () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
+import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { ROOT } from "../helpers/cli.js";
 import { type StartedProcess, startProcess } from "../helpers/processes.js";
 
@@ -95,8 +96,13 @@ export async function operator(
   return { status: response.statusCode, headers: response.headers, text, json: () => JSON.parse(text) };
 }
 
+/** A real Brain (startBrain) whose tools are the service's, offered to acme, with their token in its environment. */
+export async function startBrainFor(tools: LocalTools): Promise<TestBrain> {
+  return startBrain({ tools: await bindingsFor(tools) }, { env: { LOCAL_TOOLS_KEY: tools.token } });
+}
+
 /** Brain's bindings for the service's tools, made as `brain tools config` makes them, offered to acme. */
-export async function bindingsFor(tools: LocalTools): Promise<Record<string, unknown>[]> {
+async function bindingsFor(tools: LocalTools): Promise<Record<string, unknown>[]> {
   const { hostConfigFor } = await import("../../src/cli/tools-config-command.js");
   const response = await request(`${tools.url}/tools`, {
     headers: { authorization: `Bearer ${tools.token}` },

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { SessionEvent } from "../../src/client/client.js";
-import { startBrain, type TestBrain } from "../helpers/brain.js";
+import type { TestBrain } from "../helpers/brain.js";
 import { runTurn } from "../helpers/turns.js";
-import { bindingsFor, type LocalTools, operator, startLocalTools } from "./local-tools-process.js";
+import { type LocalTools, operator, startBrainFor, startLocalTools } from "./local-tools-process.js";
 
 let tools: LocalTools;
 let brain: TestBrain;
 
 beforeAll(async () => {
   tools = await startLocalTools();
-  brain = await startBrain({ tools: await bindingsFor(tools) }, { env: { LOCAL_TOOLS_KEY: tools.token } });
+  brain = await startBrainFor(tools);
 });
 afterAll(async () => {
   await brain?.stop();
