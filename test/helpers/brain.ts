@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { type RunningBrain, type StartOptions, startBrain as start } from "../../src/brain.js";
 import { BrainClient } from "../../src/client/client.js";
 import { resolveConfig } from "../../src/config/load.js";
+import { captureLog } from "./captured-log.js";
 
 export const TENANTS = ["acme", "globex"] as const;
 export type TenantName = (typeof TENANTS)[number];
@@ -56,14 +56,9 @@ export async function startBrain(
   };
   const loaded = resolveConfig(raw, { env, baseDir: dir });
   if (!loaded.ok) throw new Error(`test config invalid:\n${loaded.problems.join("\n")}`);
-  const lines: string[] = [];
-  const logDestination = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(String(chunk));
-      callback();
-    },
-  });
-  const boot = () => start(loaded.config, { logDestination, sseKeepAliveMs: 60_000, ...options.start });
+  const log = captureLog();
+  const boot = () =>
+    start(loaded.config, { logDestination: log.destination, sseKeepAliveMs: 60_000, ...options.start });
   const brain: TestBrain = {
     url: "",
     raw,
@@ -72,7 +67,7 @@ export async function startBrain(
     dbPath,
     running: await boot(),
     client: (tenant = "acme") => new BrainClient(brain.url, keys[tenant]),
-    logs: () => lines.join(""),
+    logs: log.text,
     restart: async () => {
       await brain.running.close();
       brain.running = await boot();

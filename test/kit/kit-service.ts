@@ -1,7 +1,7 @@
-import { Writable } from "node:stream";
 import pino from "pino";
 import { request } from "undici";
 import { type RunningService, type ServeOptions, serve } from "../../kit/index.js";
+import { captureLog } from "../helpers/captured-log.js";
 
 export interface KitService extends RunningService {
   token: string;
@@ -12,15 +12,9 @@ export interface KitService extends RunningService {
 /** A kit service on a free loopback port with a random token, its logs captured. */
 export async function startKitService(options: Omit<ServeOptions, "token">): Promise<KitService> {
   const token = `kit-token-${Math.random().toString(36).slice(2)}${Date.now()}`;
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(String(chunk));
-      callback();
-    },
-  });
-  const service = await serve({ ...options, token, logger: pino({ level: "debug" }, destination) });
-  return Object.assign(service, { token, logs: () => lines.join("") });
+  const log = captureLog();
+  const service = await serve({ ...options, token, logger: pino({ level: "debug" }, log.destination) });
+  return Object.assign(service, { token, logs: log.text });
 }
 
 export const envelope = (args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({

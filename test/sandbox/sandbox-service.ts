@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import pino from "pino";
 import { resolveSandboxConfig, type SandboxConfig } from "../../services/sandbox/config.js";
 import { type RunningSandboxService, startSandboxService } from "../../services/sandbox/service.js";
 import type { ResultObject } from "../../src/tools/result.js";
+import { captureLog } from "../helpers/captured-log.js";
 import { envelope, parseEventStream, postCall } from "../kit/kit-service.js";
 
 export interface CallOptions {
@@ -78,15 +78,9 @@ export async function startTestSandbox(
     stateDir,
   );
   if (!resolved.ok) throw new Error(`test config invalid:\n${resolved.problems.join("\n")}`);
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(String(chunk));
-      callback();
-    },
-  });
+  const log = captureLog();
   const running = await startSandboxService(resolved.config, {
-    logger: pino({ level: "debug", base: { service: "sandbox" } }, destination),
+    logger: pino({ level: "debug", base: { service: "sandbox" } }, log.destination),
   });
   return {
     url: running.url,
@@ -94,7 +88,7 @@ export async function startTestSandbox(
     stateDir,
     config: resolved.config,
     running,
-    logs: () => lines.join(""),
+    logs: log.text,
     call: (tool, args, options = {}) => callTool(running.url, token, tool, args, options),
     close: async () => {
       await running.close();

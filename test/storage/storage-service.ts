@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import pino from "pino";
 import { resolveStorageConfig } from "../../services/storage/config.js";
 import { type RunningStorageService, startStorageService } from "../../services/storage/service.js";
+import { captureLog } from "../helpers/captured-log.js";
 import { envelope, postCall } from "../kit/kit-service.js";
 
 export interface ToolAnswer {
@@ -51,22 +51,16 @@ export async function startStorage(
   };
   const resolved = resolveStorageConfig(raw, { STORAGE_TOKEN: token, ...env }, root);
   if (!resolved.ok) throw new Error(`test config invalid:\n${resolved.problems.join("\n")}`);
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(String(chunk));
-      callback();
-    },
-  });
+  const log = captureLog();
   const running = await startStorageService(resolved.config, {
-    logger: pino({ level: "debug" }, destination),
+    logger: pino({ level: "debug" }, log.destination),
   });
   return {
     url: running.url,
     token,
     root,
     running,
-    logs: () => lines.join(""),
+    logs: log.text,
     call: async (tool, args, identity = {}) => {
       const response = await postCall(`${running.url}/tools/${tool}`, envelope(args, identity), { token });
       const raw = response.status === 200 ? (response.json() as Record<string, unknown>) : {};
