@@ -1,5 +1,5 @@
-import { parseArgs } from "node:util";
 import { BrainApiError, BrainClient, type StoredEvent } from "../client/client.js";
+import { httpUrlProblem, parseCommandLine } from "./command-line.js";
 
 /** Where a command writes and what it reads from its environment; tests pass their own. */
 export interface CommandIo {
@@ -19,8 +19,8 @@ export const DEFAULT_BRAIN_URL = "http://127.0.0.1:8080";
 /** A client for the Brain at `url` (else $BRAIN_URL, else the default listen address) with the key in BRAIN_API_KEY. */
 export function connect(url: string | undefined, env: NodeJS.ProcessEnv): BrainClient | { problem: string } {
   const base = url ?? env.BRAIN_URL ?? DEFAULT_BRAIN_URL;
-  if (!/^https?:\/\//i.test(base) || !URL.canParse(base))
-    return { problem: `"${base}" is not an http or https URL` };
+  const problem = httpUrlProblem(base);
+  if (problem) return { problem };
   const key = env.BRAIN_API_KEY;
   if (!key) return { problem: "set BRAIN_API_KEY to your tenant's API key" };
   return new BrainClient(base, key);
@@ -50,32 +50,16 @@ export function sessionCommand(
     io.stderr(`brain ${name}: ${message}\n\n${help}\n`);
     return 2;
   };
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        url: { type: "string" },
-        help: { type: "boolean", short: "h" },
-        ...Object.fromEntries(optionNames.map((option) => [option, { type: "string" as const }])),
-      },
-    });
-  } catch (error) {
-    return usage((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
+  const parsed = parseCommandLine(args, "SESSION_ID", ["url", ...optionNames]);
+  if (parsed.help) {
     io.stdout(`${help}\n`);
     return 0;
   }
-  if (positionals.length !== 1) return usage("give exactly one SESSION_ID");
-  const client = connect(values.url as string | undefined, io.env);
+  if (parsed.problem !== undefined) return usage(parsed.problem);
+  const { url, ...options } = parsed.flags;
+  const client = connect(url, io.env);
   if ("problem" in client) return usage(client.problem);
-  const options = Object.fromEntries(
-    optionNames.map((option) => [option, values[option] as string | undefined]),
-  );
-  return { sessionId: positionals[0] as string, client, options, usage };
+  return { sessionId: parsed.argument, client, options, usage };
 }
 
 const PAGE = 10_000;

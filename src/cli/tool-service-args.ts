@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { httpUrlProblem, parseCommandLine } from "./command-line.js";
 
 /** What `brain tools check|config URL [flags]` was asked: help, something it cannot do, or a service. */
 export type ToolServiceArgs<Flag extends string> =
@@ -10,8 +10,8 @@ export type ToolServiceArgs<Flag extends string> =
       /** The URL as given: a tool's, a service's, or its tools' base path. */
       url: string;
       token: string;
-      /** `--token-env` and the command's own string flags, when given. */
-      flags: Partial<Record<Flag | "token-env", string>>;
+      /** `--token-env` and the command's own string flags, when given; never `--token`'s secret. */
+      flags: Omit<Partial<Record<Flag | "token-env" | "token", string>>, "token">;
     };
 
 /**
@@ -24,34 +24,14 @@ export function parseToolServiceArgs<Flag extends string>(
   flags: readonly Flag[],
   env: NodeJS.ProcessEnv,
 ): ToolServiceArgs<Flag> {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...Object.fromEntries(flags.map((flag) => [flag, { type: "string" as const }])),
-        "token-env": { type: "string" },
-        token: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    return { problem: (error as Error).message };
-  }
-  const { values, positionals } = parsed;
-  if (values.help) return { help: true };
-  const [url, ...extra] = positionals;
-  if (url === undefined || extra.length > 0) return { problem: "give exactly one URL" };
-  if (!/^https?:\/\//i.test(url) || !URL.canParse(url))
-    return { problem: `"${url}" is not an http or https URL` };
-  const given: Partial<Record<Flag | "token-env", string>> = {};
-  for (const flag of [...flags, "token-env" as const]) {
-    const value = values[flag];
-    if (typeof value === "string") given[flag] = value;
-  }
-  const token = toolToken(values.token as string | undefined, given["token-env"], env);
-  return "problem" in token ? token : { url, token: token.token, flags: given };
+  const parsed = parseCommandLine(args, "URL", [...flags, "token-env", "token"]);
+  if (parsed.help || parsed.problem !== undefined) return parsed;
+  const { argument: url, flags: given } = parsed;
+  const problem = httpUrlProblem(url);
+  if (problem) return { problem };
+  const { token: tokenFlag, ...rest } = given;
+  const token = toolToken(tokenFlag, rest["token-env"], env);
+  return "problem" in token ? token : { url, token: token.token, flags: rest };
 }
 
 function toolToken(
