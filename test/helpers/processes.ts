@@ -62,12 +62,20 @@ export function startEchoService(token: string) {
   );
 }
 
+/** A reader of log lines that finds the URL in the JSON line whose `msg` is `message`. */
+const urlFromLog =
+  (message: string) =>
+  (line: string): string | undefined => {
+    try {
+      const entry = JSON.parse(line) as { msg?: string; url?: string };
+      return entry.msg === message ? entry.url : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
 /** Brain's `listening` log line carries its URL. */
-export function brainUrlFromLog(line: string): string | undefined {
-  try {
-    const entry = JSON.parse(line) as { msg?: string; url?: string };
-    return entry.msg === "brain listening" ? entry.url : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const brainUrlFromLog = urlFromLog("brain listening");
+
+/** A kit tool service's `listening` log line carries its URL. */
+export const toolServiceUrlFromLog = urlFromLog("tool service listening");

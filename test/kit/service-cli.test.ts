@@ -1,12 +1,11 @@
-import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { normalizeFlags } from "../../kit/index.js";
-import { ROOT } from "../helpers/cli.js";
-import { startProcess } from "../helpers/processes.js";
+import { ROOT, runNode } from "../helpers/cli.js";
+import { startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
 import { postCall } from "./kit-service.js";
 
 const GREETER = join(ROOT, "test/kit/greeter-service.mjs");
@@ -23,23 +22,8 @@ const writeConfig = (name: string, config: Record<string, unknown>) => {
 
 /** Run the greeter command to completion in `dir`. */
 function greeter(args: string[], extraEnv: Record<string, string> = env) {
-  const result = spawnSync(process.execPath, [GREETER, ...args], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? "", ...extraEnv },
-    encoding: "utf8",
-    timeout: 15_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runNode(GREETER, args, extraEnv, { cwd: dir });
 }
-
-const listening = (line: string) => {
-  try {
-    const entry = JSON.parse(line) as { msg?: string; url?: string };
-    return entry.msg === "tool service listening" ? entry.url : undefined;
-  } catch {
-    return undefined;
-  }
-};
 
 describe("normalizeFlags", () => {
   it("gives a one-dash word flag two dashes and leaves the rest as it is", () => {
@@ -141,7 +125,7 @@ describe("a service's command line", () => {
 
   it.each(["SIGTERM", "SIGINT"] as const)("serves until %s, then closes and exits 0", async (signal) => {
     const path = writeConfig(`serve-${signal}.json`, { greeting: "good day" });
-    const service = await startProcess([GREETER, "-config", path], env, listening);
+    const service = await startProcess([GREETER, "-config", path], env, toolServiceUrlFromLog);
     const answer = await postCall(
       `${service.ready}/tools/greet`,
       { tenant_id: "acme", session_id: "ses_1", call_id: "call_1", arguments: { name: "ada" } },

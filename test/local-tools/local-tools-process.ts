@@ -1,12 +1,11 @@
-import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
-import { ROOT } from "../helpers/cli.js";
-import { type StartedProcess, startProcess } from "../helpers/processes.js";
+import { runNode } from "../helpers/cli.js";
+import { type StartedProcess, startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
 
 export interface LocalTools {
   url: string;
@@ -21,15 +20,6 @@ export interface LocalTools {
   restart: () => Promise<void>;
   stop: () => Promise<void>;
 }
-
-const listeningUrl = (line: string) => {
-  try {
-    const entry = JSON.parse(line) as { msg?: string; url?: string };
-    return entry.msg === "tool service listening" ? entry.url : undefined;
-  } catch {
-    return undefined;
-  }
-};
 
 /** The real local-tools process (built, in dist/) with its own config file, tokens and SQLite file; small time limits. */
 export async function startLocalTools(overrides: Record<string, unknown> = {}): Promise<LocalTools> {
@@ -51,7 +41,11 @@ export async function startLocalTools(overrides: Record<string, unknown> = {}): 
   const earlier: string[] = [];
   const launch = async (listen: string) => {
     writeFileSync(configPath, JSON.stringify({ ...config, listen }));
-    return startProcess(["dist/services/local-tools/main.js", "--config", configPath], env, listeningUrl);
+    return startProcess(
+      ["dist/services/local-tools/main.js", "--config", configPath],
+      env,
+      toolServiceUrlFromLog,
+    );
   };
   const first = await launch(config.listen);
   const tools: LocalTools = {
@@ -121,11 +115,5 @@ async function bindingsFor(tools: LocalTools): Promise<Record<string, unknown>[]
 
 /** Run the built `local-tools` command to completion (it must not call back into this process). */
 export function runLocalToolsCli(args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, ["dist/services/local-tools/main.js", ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", ...env },
-    encoding: "utf8",
-    timeout: 15_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runNode("dist/services/local-tools/main.js", args, env);
 }

@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +5,7 @@ import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, resolveSandboxConfig } from "../../services/sandbox/config.js";
 import { startSandboxService } from "../../services/sandbox/service.js";
-import { ROOT } from "../helpers/cli.js";
+import { runNode } from "../helpers/cli.js";
 import { testConfig } from "./sandbox-service.js";
 
 const env = { SANDBOX_TEST_TOKEN: "t0ken-for-config-tests" };
@@ -72,13 +71,7 @@ describe("the sandbox config", () => {
 
 /** Run the built sandbox command to completion. */
 function runSandbox(args: string[], extraEnv: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, ["dist/services/sandbox/main.js", ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", ...extraEnv },
-    encoding: "utf8",
-    timeout: 15_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runNode("dist/services/sandbox/main.js", args, extraEnv);
 }
 
 describe("the sandbox command", () => {

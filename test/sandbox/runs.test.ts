@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startProcess } from "../helpers/processes.js";
+import { startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
 import {
   callTool,
   eventually,
@@ -244,8 +244,7 @@ describe("the service process", () => {
     const service = await startProcess(
       ["dist/services/sandbox/main.js", "-config", configPath],
       { SANDBOX_TEST_TOKEN: token },
-      (line) =>
-        line.includes("tool service listening") ? (JSON.parse(line) as { url: string }).url : undefined,
+      toolServiceUrlFromLog,
     );
     try {
       const tag = marker();

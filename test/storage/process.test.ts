@@ -1,11 +1,10 @@
-import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ROOT } from "../helpers/cli.js";
-import { type StartedProcess, startProcess } from "../helpers/processes.js";
+import { ROOT, runNode } from "../helpers/cli.js";
+import { type StartedProcess, startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
 import { envelope, postCall } from "../kit/kit-service.js";
 
 const MAIN = join(ROOT, "dist/services/storage/main.js");
@@ -24,25 +23,12 @@ function writeConfig(config: Record<string, unknown>): void {
 }
 
 function runStorage(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [MAIN, ...args], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? "", ...env },
-    encoding: "utf8",
-    timeout: 15_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runNode(MAIN, args, env, { cwd: dir });
 }
 
 /** The service as its own process; resolves with its URL once it listens. */
 function startService(): Promise<StartedProcess & { ready: string }> {
-  return startProcess([MAIN, "--config", configPath], { STORAGE_TOKEN: token }, (line) => {
-    try {
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
-      return entry.msg === "tool service listening" ? entry.url : undefined;
-    } catch {
-      return undefined;
-    }
-  });
+  return startProcess([MAIN, "--config", configPath], { STORAGE_TOKEN: token }, toolServiceUrlFromLog);
 }
 
 async function call(url: string, tool: string, args: Record<string, unknown>) {
