@@ -1,4 +1,4 @@
-import { type Static, type TSchema, type TUnsafe, Type } from "@sinclair/typebox";
+import { type Static, type TObject, type TSchema, type TUnsafe, Type } from "@sinclair/typebox";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 
@@ -31,6 +31,19 @@ export function TaggedUnion<T extends TSchema[]>(tag: string, variants: [...T]):
     discriminator: { propertyName: tag },
     oneOf: variants,
   });
+}
+
+/**
+ * The `default` of each property of an object schema, so a default value is written once, where
+ * the published schema shows it. Every property must have one.
+ */
+export function defaultsOf<T extends TObject>(schema: T): Required<Static<T>> {
+  const defaults: Record<string, unknown> = {};
+  for (const [key, property] of Object.entries(schema.properties)) {
+    if (property.default === undefined) throw new Error(`defaultsOf: ${key} has no default`);
+    defaults[key] = property.default;
+  }
+  return defaults as Required<Static<T>>;
 }
 
 export type Validator<T> = ValidateFunction<T>;

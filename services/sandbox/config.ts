@@ -4,7 +4,7 @@ import type { ConfigResult as Result } from "../../kit/service-cli.js";
 import { envSecrets, loadServiceConfig } from "../../kit/service-config.js";
 import { type Listen, listenOf } from "../../src/config/addresses.js";
 import type { Secret } from "../../src/secret.js";
-import { check, compile, StringEnum } from "../../src/validation.js";
+import { check, compile, defaultsOf, StringEnum } from "../../src/validation.js";
 
 const strict = { additionalProperties: false } as const;
 const absolutePath = (options: { default?: string; description?: string } = {}): TString =>
@@ -114,29 +114,7 @@ const SandboxConfigSchema = Type.Object(
 type RawConfig = Static<typeof SandboxConfigSchema>;
 export type Limits = Required<Static<typeof LimitsSchema>>;
 
-export const DEFAULT_LIMITS: Limits = {
-  timeout_seconds: 30,
-  max_timeout_seconds: 300,
-  job_timeout_seconds: 3600,
-  cpu_seconds: 60,
-  memory_bytes: 536_870_912,
-  max_processes: 64,
-  max_file_bytes: 104_857_600,
-  max_open_files: 256,
-  tmp_bytes: 67_108_864,
-  max_output_bytes: 65_536,
-  max_progress_bytes: 65_536,
-  max_code_bytes: 65_536,
-  max_stdin_bytes: 1_048_576,
-  max_read_bytes: 262_144,
-  max_write_bytes: 1_048_576,
-  max_list_entries: 1000,
-  max_concurrent_runs: 16,
-  warm_sandboxes: 8,
-  max_jobs_per_session: 4,
-  job_retention_seconds: 600,
-  workspace_idle_seconds: 3600,
-};
+export const DEFAULT_LIMITS: Limits = defaultsOf(LimitsSchema);
 
 /** Programs bash code usually needs; each is mounted only if the host has it. */
 // biome-ignore format: a list of names reads best packed

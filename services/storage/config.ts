@@ -4,7 +4,7 @@ import type { ConfigResult as Result } from "../../kit/service-cli.js";
 import { envSecrets, loadServiceConfig } from "../../kit/service-config.js";
 import { type Listen, listenOf, urlProblem } from "../../src/config/addresses.js";
 import type { Secret } from "../../src/secret.js";
-import { check, compile, StringEnum, TaggedUnion } from "../../src/validation.js";
+import { check, compile, defaultsOf, StringEnum, TaggedUnion } from "../../src/validation.js";
 import type { ScopeMode } from "./paths.js";
 import type { StorageLimits } from "./storage.js";
 
@@ -102,6 +102,7 @@ export const StorageConfigSchema = Type.Object(
 );
 
 type RawConfig = Static<typeof StorageConfigSchema>;
+const DEFAULT_LIMITS = defaultsOf(LimitsSchema);
 
 export type BackendConfig =
   | { kind: "filesystem"; root: string }
@@ -142,13 +143,13 @@ export function resolveStorageConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
   const token = secret("token_env", config.token_env, "the token Brain sends");
 
   const backend = resolveBackend(config.backend ?? { kind: "filesystem" }, baseDir, secret, problems);
-  const limits = config.limits ?? {};
+  const limits = { ...DEFAULT_LIMITS, ...config.limits };
   const resolved: StorageLimits = {
-    maxObjectBytes: limits.max_object_bytes ?? 8_388_608,
-    maxReadBytes: limits.max_read_bytes ?? 262_144,
-    quotaBytes: limits.quota_bytes ?? 268_435_456,
-    quotaObjects: limits.quota_objects ?? 10_000,
-    maxListLimit: limits.max_list_limit ?? 1000,
+    maxObjectBytes: limits.max_object_bytes,
+    maxReadBytes: limits.max_read_bytes,
+    quotaBytes: limits.quota_bytes,
+    quotaObjects: limits.quota_objects,
+    maxListLimit: limits.max_list_limit,
   };
   if (!listen || !token || !backend || problems.length > 0) return { ok: false, problems };
   return {

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { StringEnum, TaggedUnion } from "../validation.js";
+import { defaultsOf, StringEnum, TaggedUnion } from "../validation.js";
 
 // One schema per wire shape: the JSON Schema published in schema/brain.schema.json and the
 // TypeScript types below are both derived from these definitions, so they cannot disagree.
@@ -172,11 +172,6 @@ export type ToolBindingConfig = Static<typeof ToolBindingSchema>;
 export type ScriptedStep = Static<typeof ScriptedStepSchema>;
 export type Limits = Required<Static<typeof LimitsSchema>>;
 
-export const DEFAULT_LIMITS: Limits = {
-  tool_headers_timeout_seconds: 30,
-  max_steps_per_turn: 32,
-  max_request_bytes: 1_048_576,
-  max_progress_bytes: 65_536,
-};
+export const DEFAULT_LIMITS: Limits = defaultsOf(LimitsSchema);
 export const DEFAULT_TOOL_TIMEOUT_SECONDS = 300;
 export const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576;
