@@ -5,7 +5,7 @@ import { createSession, sendMessage } from "./api.js";
 import { startBrainProcess } from "./brain-process.js";
 import { type ArrivedEvent, watchEvents, watchStream } from "./event-stream.js";
 import { startEchoService, startNode } from "./processes.js";
-import type { Benchmark } from "./section.js";
+import { type Benchmark, versus } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 
 const WARMUP_MESSAGES = 5;
@@ -74,17 +74,9 @@ export const run: Benchmark = async (context) => {
       title: "Fan-out (SSE clients on one session)",
       params: { clients, messages, think_ms: THINK_MS },
       figures: [
+        versus("delivery latency p50", ours.p50, "raw broadcast", raw.p50),
         {
-          name: "delivery latency p50",
-          value: ours.p50,
-          unit: "ms",
-          reference: { name: "raw broadcast", value: raw.p50 },
-        },
-        {
-          name: "delivery latency p99",
-          value: ours.p99,
-          unit: "ms",
-          reference: { name: "raw broadcast", value: raw.p99 },
+          ...versus("delivery latency p99", ours.p99, "raw broadcast", raw.p99),
           target: { text: "< 50 ms", met: ours.p99 < 50 },
         },
       ],

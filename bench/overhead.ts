@@ -7,7 +7,7 @@ import { createSession, sendMessage } from "./api.js";
 import { type BenchBrain, ECHO_STEP, startBrainProcess } from "./brain-process.js";
 import { watchEvents } from "./event-stream.js";
 import { startEchoService, startNode } from "./processes.js";
-import type { Benchmark, Figure } from "./section.js";
+import { type Benchmark, type Figure, versus } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 
 const WARMUP_CALLS = 200;
@@ -86,18 +86,8 @@ function overheadFigures(
 ): Figure[] {
   const added = brain.p50 - raw.p50;
   return [
-    {
-      name: "tool call p50 vs raw POST",
-      value: brain.p50,
-      unit: "ms",
-      reference: { name: "raw POST", value: raw.p50 },
-    },
-    {
-      name: "tool call p99 vs raw POST",
-      value: brain.p99,
-      unit: "ms",
-      reference: { name: "raw POST", value: raw.p99 },
-    },
+    versus("tool call p50 vs raw POST", brain.p50, "raw POST", raw.p50),
+    versus("tool call p99 vs raw POST", brain.p99, "raw POST", raw.p99),
     {
       name: "Brain's added latency p50",
       value: added,
@@ -105,18 +95,10 @@ function overheadFigures(
       target: { text: "≤ 0.3 ms", met: added <= 0.3 },
     },
     {
-      name: "tool call p50 vs MCP SDK",
-      value: brain.p50,
-      unit: "ms",
-      reference: { name: "MCP callTool", value: mcp.p50 },
+      ...versus("tool call p50 vs MCP SDK", brain.p50, "MCP callTool", mcp.p50),
       target: { text: "faster than MCP", met: brain.p50 < mcp.p50 },
     },
-    {
-      name: "tool call p99 vs MCP SDK",
-      value: brain.p99,
-      unit: "ms",
-      reference: { name: "MCP callTool", value: mcp.p99 },
-    },
+    versus("tool call p99 vs MCP SDK", brain.p99, "MCP callTool", mcp.p99),
   ];
 }
 

@@ -8,7 +8,7 @@ import { createSession, sendMessage } from "./api.js";
 import { ECHO_STEP, startBrainProcess } from "./brain-process.js";
 import { type ArrivedEvent, watchEvents } from "./event-stream.js";
 import { startEchoService } from "./processes.js";
-import type { Benchmark } from "./section.js";
+import { type Benchmark, versus } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 
 /** Tool steps per turn: a message starts a turn of this many echo calls, one per step. */
@@ -118,18 +118,8 @@ export const run: Benchmark = async (context) => {
           reference: { name: "raw POSTs", value: raw.perSecond },
           target: { text: "≥ 5000/s", met: perSecond >= 5000 },
         },
-        {
-          name: "tool call latency p50",
-          value: brainLatency.p50,
-          unit: "ms",
-          reference: { name: "raw POST", value: raw.latency.p50 },
-        },
-        {
-          name: "tool call latency p99",
-          value: brainLatency.p99,
-          unit: "ms",
-          reference: { name: "raw POST", value: raw.latency.p99 },
-        },
+        versus("tool call latency p50", brainLatency.p50, "raw POST", raw.latency.p50),
+        versus("tool call latency p99", brainLatency.p99, "raw POST", raw.latency.p99),
         {
           name: "errors",
           value: errors + messageErrors,
