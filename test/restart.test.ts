@@ -1,13 +1,11 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BrainClient } from "../src/client/client.js";
 import { SqliteStore, StoreInUseError } from "../src/store/sqlite.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
-import { BRAIN_BIN } from "./helpers/cli.js";
-import { brainUrlFromLog, startProcess } from "./helpers/processes.js";
+import { startBrainProcess } from "./helpers/brain-process.js";
 import { startToolService, type ToolService } from "./helpers/tool-service.js";
 import { assertGapless, runTurn, storedOnly, waitForEvents } from "./helpers/turns.js";
 
@@ -70,14 +68,9 @@ describe("the SQLite event log", () => {
   });
 });
 
-/** A host config with one tool that never answers, written to a fresh directory. */
-function hangingToolConfig(): string {
-  const dir = mkdtempSync(join(tmpdir(), "brain-crash-"));
-  const config = {
-    listen: "127.0.0.1:0",
-    store: { kind: "sqlite", path: join(dir, "brain.db") },
-    tenants: [{ id: "acme", api_key_env: "KEY_ACME" }],
-    models: [{ name: "default", provider: "scripted" }],
+/** The built `brain` in its own process, with one tool that never answers. */
+const startWithHangingTool = () =>
+  startBrainProcess({
     tools: [
       {
         name: "hang",
@@ -87,47 +80,45 @@ function hangingToolConfig(): string {
         tenants: ["acme"],
       },
     ],
-  };
-  const configPath = join(dir, "brain.json");
-  writeFileSync(configPath, JSON.stringify(config));
-  return configPath;
+  });
+
+/** Resolves once the service has read `count` more requests than `before`. */
+async function untilReceived(before: number, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (service.calls.length < before + count && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 5));
+  expect(service.calls.length).toBe(before + count);
 }
 
 describe("a Brain stopped with SIGTERM during a tool call", () => {
   it("closes the call's connection, records it cancelled and the turn interrupted, before it exits", async () => {
-    const env = { KEY_ACME: "term-key-acme-123456" };
-    const configPath = hangingToolConfig();
-    const first = await startProcess([BRAIN_BIN, "-config", configPath], env, brainUrlFromLog);
-    let client = new BrainClient(first.ready, env.KEY_ACME);
-    const session = await client.createSession({
-      tools: ["hang"],
-      script: [{ tool_calls: [{ name: "hang", arguments: {} }] }],
-    });
-    const before = service.calls.length;
-    await client.sendMessage(session.id, "go");
-    while (service.calls.length === before) await new Promise((r) => setTimeout(r, 5));
-    expect(await first.stop("SIGTERM")).toBe(0);
-    await service.calls.at(-1)?.closed;
-
-    const second = await startProcess([BRAIN_BIN, "-config", configPath], env, brainUrlFromLog);
+    const brain = await startWithHangingTool();
     try {
-      client = new BrainClient(second.ready, env.KEY_ACME);
-      const events = await client.events(session.id);
+      const session = await brain.client().createSession({
+        tools: ["hang"],
+        script: [{ tool_calls: [{ name: "hang", arguments: {} }] }],
+      });
+      const before = service.calls.length;
+      await brain.client().sendMessage(session.id, "go");
+      await untilReceived(before, 1);
+      expect(await brain.terminate()).toBe(0);
+      await service.calls.at(-1)?.closed;
+
+      await brain.start();
+      const events = await brain.client().events(session.id);
       expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({
         error: { code: "cancelled" },
       });
       expect(events.at(-1)).toMatchObject({ type: "turn.interrupted", data: { reason: "shutdown" } });
-      expect(second.output.join("\n")).not.toContain("recovered a turn");
+      expect(brain.output()).not.toContain("recovered a turn");
     } finally {
-      await second.stop("SIGKILL");
+      await brain.stop();
     }
   });
 });
 
 describe("a Brain killed with SIGKILL during a tool call", () => {
   it("answers the unanswered call with brain_restarted on restart, fails the turn, and takes messages again", async () => {
-    const env = { KEY_ACME: "crash-key-acme-123456" };
-    const configPath = hangingToolConfig();
     const script = [
       {
         tool_calls: [
@@ -137,23 +128,19 @@ describe("a Brain killed with SIGKILL during a tool call", () => {
       },
       { text: "unreachable" },
     ];
-
-    const first = await startProcess([BRAIN_BIN, "-config", configPath], env, brainUrlFromLog);
-    let client = new BrainClient(first.ready, env.KEY_ACME);
+    const brain = await startWithHangingTool();
+    let client = brain.client();
     const session = await client.createSession({ tools: ["hang"], script });
     const before = service.calls.length;
     await client.sendMessage(session.id, "go");
     // both requests have reached the service (bodies read), so any later arrival would be a resend
-    const deadline = Date.now() + 10_000;
-    while (service.calls.length < before + 2 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 5));
+    await untilReceived(before, 2);
     const callsOut = service.calls.length;
-    expect(callsOut).toBe(before + 2);
-    await first.stop("SIGKILL");
+    await brain.kill();
 
-    const second = await startProcess([BRAIN_BIN, "-config", configPath], env, brainUrlFromLog);
+    await brain.start();
     try {
-      client = new BrainClient(second.ready, env.KEY_ACME);
+      client = brain.client();
       const events = await client.events(session.id);
       assertGapless(events);
       const calls = events.filter((e) => e.type === "tool.call");
@@ -177,7 +164,7 @@ describe("a Brain killed with SIGKILL during a tool call", () => {
       const next = await waitForEvents(client, session.id, (all) => all.at(-1)?.type === "turn.completed");
       expect(next.at(-2)).toMatchObject({ type: "message.assistant", data: { text: "unreachable" } });
     } finally {
-      await second.stop("SIGKILL");
+      await brain.stop();
     }
   });
 });

@@ -1,13 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BrainClient } from "../../src/client/client.js";
-import { BRAIN_BIN } from "../helpers/cli.js";
-import { brainUrlFromLog, startProcess } from "../helpers/processes.js";
+import { startBrainProcess } from "../helpers/brain-process.js";
 import { type ForwardProxy, startForwardProxy } from "../helpers/proxy.js";
 import { runTurn } from "../helpers/turns.js";
 
@@ -60,14 +58,8 @@ afterAll(async () => {
 });
 
 async function callThrough(env: Record<string, string>) {
-  const sub = mkdtempSync(join(dir, "brain-"));
-  writeFileSync(
-    join(sub, "brain.json"),
-    JSON.stringify({
-      listen: "127.0.0.1:0",
-      store: { kind: "sqlite", path: join(sub, "brain.db") },
-      tenants: [{ id: "acme", api_key_env: "KEY" }],
-      models: [{ name: "default", provider: "scripted" }],
+  const brain = await startBrainProcess(
+    {
       tools: [
         {
           name: "secure",
@@ -77,15 +69,11 @@ async function callThrough(env: Record<string, string>) {
           tenants: ["acme"],
         },
       ],
-    }),
-  );
-  const brain = await startProcess(
-    [BRAIN_BIN, "-config", join(sub, "brain.json")],
-    { KEY: "https-key-123456", NODE_EXTRA_CA_CERTS: join(dir, "cert.pem"), ...env },
-    brainUrlFromLog,
+    },
+    { NODE_EXTRA_CA_CERTS: join(dir, "cert.pem"), ...env },
   );
   try {
-    const client = new BrainClient(brain.ready, "https-key-123456");
+    const client = brain.client();
     const session = await client.createSession({
       tools: ["secure"],
       script: [{ tool_calls: [{ name: "secure", arguments: {} }] }, { text: "x" }],

@@ -1,18 +1,15 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BrainClient } from "../../src/client/client.js";
-import { BRAIN_BIN } from "../helpers/cli.js";
-import { brainUrlFromLog, type StartedProcess, startProcess } from "../helpers/processes.js";
+import type { BrainClient } from "../../src/client/client.js";
+import { type BrainProcess, startBrainProcess } from "../helpers/brain-process.js";
 import { startToolService, type ToolService } from "../helpers/tool-service.js";
 import { runTurn } from "../helpers/turns.js";
 
 const HUNDRED_MB = 100 * 1024 * 1024;
 const written = new Map<string, number>();
 let service: ToolService;
-let brain: StartedProcess & { ready: string };
+let brain: BrainProcess;
 let client: BrainClient;
 
 /** Stream `total` bytes as fast as the socket takes them, counting what was written before Brain hung up. */
@@ -49,7 +46,6 @@ beforeAll(async () => {
       return stream(res, "/huge-sse", 'event: result\ndata: {"content":[{"type":"text","text":"', HUNDRED_MB);
     },
   });
-  const dir = mkdtempSync(join(tmpdir(), "brain-limit-"));
   const binding = (name: string, path: string) => ({
     name,
     description: name,
@@ -58,22 +54,10 @@ beforeAll(async () => {
     tenants: ["acme"],
     max_output_bytes: 1_048_576,
   });
-  writeFileSync(
-    join(dir, "brain.json"),
-    JSON.stringify({
-      listen: "127.0.0.1:0",
-      store: { kind: "sqlite", path: join(dir, "brain.db") },
-      tenants: [{ id: "acme", api_key_env: "KEY" }],
-      models: [{ name: "default", provider: "scripted" }],
-      tools: [binding("huge_json", "/huge-json"), binding("huge_sse", "/huge-sse")],
-    }),
-  );
-  brain = await startProcess(
-    [BRAIN_BIN, "-config", join(dir, "brain.json")],
-    { KEY: "limit-key-123456" },
-    brainUrlFromLog,
-  );
-  client = new BrainClient(brain.ready, "limit-key-123456");
+  brain = await startBrainProcess({
+    tools: [binding("huge_json", "/huge-json"), binding("huge_sse", "/huge-sse")],
+  });
+  client = brain.client();
 });
 
 afterAll(async () => {
@@ -86,7 +70,7 @@ describe("a service that streams 100 MB", () => {
     ["huge_json", "/huge-json"],
     ["huge_sse", "/huge-sse"],
   ])("%s is cut off at max_output_bytes while Brain's memory stays flat", async (tool, path) => {
-    const pid = brain.child.pid as number;
+    const pid = brain.process().pid as number;
     // warm up: the first turn loads code paths whose memory is not the output's
     const warm = await client.createSession({ script: [{ text: "warm" }] });
     await runTurn(client, warm.id, "x");

@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BrainProcess, startBrainProcess } from "./brain-process.js";
+import { type BrainProcess, startBrainProcess } from "../helpers/brain-process.js";
 import { type Random, seededRandom } from "./random.js";
 
 const random = seededRandom();

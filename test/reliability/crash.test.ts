@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StoredEvent } from "../../src/client/client.js";
+import { type BrainProcess, startBrainProcess } from "../helpers/brain-process.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { assertGapless, runTurn, waitForEvents } from "../helpers/turns.js";
-import { type BrainProcess, startBrainProcess } from "./brain-process.js";
 
 const BUSY = 10;
 const HANGING = 10;

@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BrainProcess, startBrainProcess } from "../helpers/brain-process.js";
 import { runTurn } from "../helpers/turns.js";
-import { type BrainProcess, startBrainProcess } from "./brain-process.js";
 import { seededRandom } from "./random.js";
 import { type RawToolService, startRawToolService } from "./raw-tool-service.js";
 

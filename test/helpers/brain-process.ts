@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BrainClient } from "../../src/client/client.js";
-import { TENANTS, type TenantName } from "../helpers/brain.js";
-import { BRAIN_BIN } from "../helpers/cli.js";
-import { brainUrlFromLog, type StartedProcess, startProcess } from "../helpers/processes.js";
+import { TENANTS, type TenantName } from "./brain.js";
+import { BRAIN_BIN } from "./cli.js";
+import { brainUrlFromLog, type StartedProcess, startProcess } from "./processes.js";
 
 export interface BrainProcess {
   url: string;
@@ -17,6 +17,8 @@ export interface BrainProcess {
   process: () => StartedProcess["child"];
   /** kill -9: no shutdown, no last writes. */
   kill: () => Promise<void>;
+  /** SIGTERM, keeping the files for a later start; resolves with the exit code. */
+  terminate: () => Promise<number | null>;
   /** Start again on the same config and SQLite file. */
   start: () => Promise<void>;
   stop: () => Promise<void>;
@@ -31,7 +33,7 @@ export async function startBrainProcess(
   overrides: Record<string, unknown> = {},
   env: Record<string, string> = {},
 ): Promise<BrainProcess> {
-  const dir = mkdtempSync(join(tmpdir(), "brain-reliability-"));
+  const dir = mkdtempSync(join(tmpdir(), "brain-process-"));
   const keys = Object.fromEntries(
     TENANTS.map((tenant) => [tenant, `key-${tenant}-${randomBytes(12).toString("hex")}`]),
   ) as Record<TenantName, string>;
@@ -62,6 +64,7 @@ export async function startBrainProcess(
     kill: async () => {
       await current().stop("SIGKILL");
     },
+    terminate: () => current().stop("SIGTERM"),
     start: launch,
     stop: async () => {
       await current().stop("SIGTERM");
