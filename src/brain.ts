@@ -21,6 +21,8 @@ export interface StartOptions {
   /** Environment for the proxy variables; process.env by default. */
   env?: NodeJS.ProcessEnv;
   sseKeepAliveMs?: number;
+  /** Opens the store instead of Brain's SqliteStore (embedders, fault tests); Brain closes it when it stops. */
+  openStore?: (config: BrainConfig["store"]) => Store;
 }
 
 export interface RunningBrain {
@@ -35,7 +37,7 @@ export interface RunningBrain {
 export async function startBrain(config: BrainConfig, options: StartOptions = {}): Promise<RunningBrain> {
   const logger = createLogger(config.logLevel, options.logDestination);
   const metrics = createMetrics();
-  const store = new SqliteStore(config.store.path);
+  const store = options.openStore?.(config.store) ?? new SqliteStore(config.store.path);
   const hub = new EventHub();
   const inspection = new InspectionTokens();
   const dispatcher = new ToolDispatcher({

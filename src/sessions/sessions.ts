@@ -156,29 +156,34 @@ export class Sessions {
   async recover(): Promise<number> {
     const stranded = await this.deps.store.sessionsWithStatus("running");
     for (const session of stranded) {
-      const events = await this.#readAll(session.id);
-      const failure = new ToolFailure("brain_restarted", "Brain stopped while the call was out").toResult();
-      const results: NewEvent[] = unansweredCalls(events).map((call) => ({
-        type: "tool.result",
-        data: { call_id: call.call_id, name: call.name, ...failure, duration_ms: 0 },
-      }));
-      await this.#append(
-        session.id,
-        [
-          ...results,
-          {
-            type: "turn.failed",
-            data: { error: { code: "brain_restarted", message: "Brain stopped during the turn" } },
-          },
-        ],
-        { expectStatus: ["running"], setStatus: "idle" },
-      );
-      this.deps.logger.warn(
-        { session_id: session.id, unanswered: results.length },
-        "recovered a turn Brain left running",
-      );
+      const unanswered = await this.#endStrandedTurn(session.id, {
+        call: "Brain stopped while the call was out",
+        turn: { code: "brain_restarted", message: "Brain stopped during the turn" },
+      });
+      this.deps.logger.warn({ session_id: session.id, unanswered }, "recovered a turn Brain left running");
     }
     return stranded.length;
+  }
+
+  /**
+   * Give every unanswered tool call of a turn that can no longer finish a `brain_restarted`
+   * result, mark the turn failed and the session idle. Returns how many calls were unanswered.
+   */
+  async #endStrandedTurn(
+    sessionId: string,
+    why: { call: string; turn: { code: string; message: string } },
+  ): Promise<number> {
+    const events = await this.#readAll(sessionId);
+    const failure = new ToolFailure("brain_restarted", why.call).toResult();
+    const results: NewEvent[] = unansweredCalls(events).map((call) => ({
+      type: "tool.result",
+      data: { call_id: call.call_id, name: call.name, ...failure, duration_ms: 0 },
+    }));
+    await this.#append(sessionId, [...results, { type: "turn.failed", data: { error: why.turn } }], {
+      expectStatus: ["running"],
+      setStatus: "idle",
+    });
+    return results.length;
   }
 
   /** Interrupt every running turn and wait for each to record its end. */
@@ -196,9 +201,34 @@ export class Sessions {
   #startTurn(session: SessionRecord, trace: TraceContext | undefined): void {
     const controller = new AbortController();
     const done = this.#runTurn(session, controller.signal, trace)
-      .catch((error) => this.deps.logger.error({ session_id: session.id, err: error }, "turn crashed"))
+      .catch((error) => this.#endCrashedTurn(session.id, error))
       .finally(() => this.#running.delete(session.id));
     this.#running.set(session.id, { controller, done });
+  }
+
+  /**
+   * A turn that threw (its store refused a write, say) ends as if Brain had restarted, so the
+   * session takes messages again at once instead of after the next start. If the store still
+   * refuses, the next start's recovery does it.
+   */
+  async #endCrashedTurn(sessionId: string, error: unknown): Promise<void> {
+    const { logger } = this.deps;
+    logger.error({ session_id: sessionId, err: error }, "turn crashed");
+    try {
+      const unanswered = await this.#endStrandedTurn(sessionId, {
+        call: "Brain's turn stopped on an internal error while the call was out",
+        turn: {
+          code: "internal_error",
+          message: "the turn stopped on an internal error; Brain's log has it",
+        },
+      });
+      logger.warn({ session_id: sessionId, unanswered }, "ended a crashed turn");
+    } catch (settleError) {
+      logger.error(
+        { session_id: sessionId, err: settleError },
+        "could not record the end of a crashed turn; Brain's next start will",
+      );
+    }
   }
 
   async #runTurn(

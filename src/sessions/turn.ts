@@ -119,7 +119,13 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
         }),
       ),
     ]);
-    const results = await Promise.all(calls.map((call) => callTool(turn, deps, call)));
+    // every call runs to its end even if another's result cannot be stored, so when a turn
+    // fails nothing of it is still running to write a second result
+    const settled = await Promise.allSettled(calls.map((call) => callTool(turn, deps, call)));
+    const results = settled.map((outcome) => {
+      if (outcome.status === "rejected") throw outcome.reason;
+      return outcome.value;
+    });
     messages.push({ role: "assistant", text: reply.text, tool_calls: calls }, { role: "tool", results });
     if (signal.aborted) return interrupted();
   }
