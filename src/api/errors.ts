@@ -4,8 +4,10 @@ export type ApiErrorCode =
   | "unauthorized"
   | "not_found"
   | "method_not_allowed"
+  | "request_timeout"
   | "payload_too_large"
   | "unsupported_media_type"
+  | "headers_too_large"
   | "session_busy"
   | "session_closed"
   | "no_turn_running"
@@ -16,8 +18,10 @@ const STATUS: Record<ApiErrorCode, number> = {
   unauthorized: 401,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   session_busy: 409,
   session_closed: 409,
   no_turn_running: 409,

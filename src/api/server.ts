@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { type Authenticator, bearerToken } from "./auth.js";
+import { answerClientError } from "./client-error.js";
 import { ApiError } from "./errors.js";
 import { sendError } from "./http.js";
 import type { InspectionTokens } from "./inspection.js";
@@ -25,6 +26,7 @@ export function createApiServer(deps: ServerDeps): Server {
       sendError(res, new ApiError("internal", "Brain failed to handle this request; it is logged"));
     });
   });
+  server.on("clientError", answerClientError);
   server.keepAliveTimeout = 10_000;
   server.headersTimeout = 20_000;
   return server;
