@@ -65,5 +65,9 @@ describe("SseParser", () => {
     expect(() => feed(new SseParser(limits), `event: progress\n${"data: 1234\n".repeat(3)}\n`)).toThrow(
       SseLimitError,
     );
+    // data before its event line is held to the bound of the name that comes after it
+    expect(() => feed(new SseParser(limits), `data: ${"x".repeat(50)}\nevent: progress\n\n`)).toThrow(
+      SseLimitError,
+    );
   });
 });

@@ -89,9 +89,13 @@ export class SseParser {
     let value = colon === -1 ? "" : line.slice(colon + 1);
     if (value.charCodeAt(0) === 0x20) value = value.slice(1);
     switch (name) {
-      case "event":
+      case "event": {
         this.#event = value;
+        // data may come before the event line; what it holds so far must fit this event's bound
+        const limit = this.maxEventBytes(value);
+        if (this.#dataBytes > limit) throw new SseLimitError(value, limit);
         break;
+      }
       case "data": {
         this.#dataBytes += Buffer.byteLength(value) + (this.#data.length > 0 ? 1 : 0);
         const limit = this.maxEventBytes(this.#event);

@@ -190,4 +190,14 @@ export const FAULTS: Fault[] = [
       res.end(`event: progress\ndata: ${JSON.stringify({ blob: "z".repeat(100_000) })}\n\n`);
     },
   },
+  {
+    // the event-stream rules allow data before the event line; the progress cap still holds
+    path: "/big-progress-data-first",
+    code: "output_too_large",
+    unknownOutcome: true,
+    route: (_, res) => {
+      sse(res);
+      res.end(`data: ${JSON.stringify({ blob: "z".repeat(100_000) })}\nevent: progress\n\n`);
+    },
+  },
 ];
