@@ -16,8 +16,9 @@ Reads the session's events from Brain with the key in BRAIN_API_KEY and prints i
 (text, tool calls with their arguments, stop reason, usage) as a JSON array: the "script" of a
 "scripted" model entry, or a session's config.script. A session with that script, sent the same
 messages, replays the conversation against the tools as they are now, with no provider key and
-no network. \`brain replay\` does all of that in one go. Notes on what a replay will not
-reproduce (failed or interrupted turns) go to stderr.
+no network. \`brain replay\` does all of that in one go. A failed or interrupted turn gets a step
+that ends it there with an empty answer (stop_reason "recorded_turn_ended"), so that the turns
+after it play their own steps; notes on those and on template markers go to stderr.
 
 Options:
   --url URL     Brain's URL (default: $BRAIN_URL, else http://127.0.0.1:8080)

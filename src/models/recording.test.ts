@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StoredEvent } from "../sessions/events.js";
-import { recordSession } from "./recording.js";
+import { RECORDED_END_STOP_REASON, recordSession } from "./recording.js";
 import { compareReplay } from "./replay-diff.js";
 
 let seq = 0;
@@ -31,12 +31,16 @@ describe("recordSession", () => {
       event("turn.interrupted", { reason: "interrupted" }),
     ]);
     expect(recording).toEqual({
-      script: [{ text: "say {{result}} literally" }],
+      script: [
+        { stop_reason: RECORDED_END_STOP_REASON },
+        { text: "say {{result}} literally" },
+        { stop_reason: RECORDED_END_STOP_REASON },
+      ],
       messages: ["one", "two", "three"],
       notes: [
-        "turn 1 failed (provider_overloaded): a replay goes on to the next recorded step instead",
-        "step 1 contains {{message}} or {{result}}: the scripted model fills them in when it replays",
-        "turn 3 was interrupted: a replay goes on to the next recorded step instead",
+        "turn 1 failed (provider_overloaded): a replay ends it there with an empty answer (step 1)",
+        "step 2 contains {{message}} or {{result}}: the scripted model fills them in when it replays",
+        "turn 3 was interrupted: a replay ends it there with an empty answer (step 3)",
       ],
     });
   });

@@ -14,6 +14,12 @@ export interface Recording {
 const TEMPLATE = /\{\{(message|result)\}\}/;
 
 /**
+ * The stop reason of the step a recording puts where a turn failed or was interrupted: the
+ * replayed turn ends there with an empty answer, and the next turn plays its own steps.
+ */
+export const RECORDED_END_STOP_REASON = "recorded_turn_ended";
+
+/**
  * Record a session's model steps from its events: text, tool calls (with their arguments as the
  * model gave them), stop reason and usage, so that the scripted model replays the same
  * conversation against the tools as they are now — without a key or a network.
@@ -34,9 +40,12 @@ export function recordSession(events: readonly StoredEvent[]): Recording {
       }
     }
     if (event.type === "turn.failed" || event.type === "turn.interrupted") {
+      // The scripted model picks its step by the number of answers so far, and the model call
+      // that failed (or never came) left none: without this step the next turn would play it.
+      script.push({ stop_reason: RECORDED_END_STOP_REASON });
       const error = (event.data as unknown as Partial<TurnEndedWithErrorData>).error;
       notes.push(
-        `turn ${messages.length} ${event.type === "turn.failed" ? `failed (${error?.code ?? "unknown"})` : "was interrupted"}: a replay goes on to the next recorded step instead`,
+        `turn ${messages.length} ${event.type === "turn.failed" ? `failed (${error?.code ?? "unknown"})` : "was interrupted"}: a replay ends it there with an empty answer (step ${script.length})`,
       );
     }
   }

@@ -1,4 +1,5 @@
 import type { StoredEvent } from "../sessions/events.js";
+import { RECORDED_END_STOP_REASON } from "./recording.js";
 
 /** An event as a replay must reproduce it: without the ids, times and durations that differ on every run. */
 export interface ComparableEvent {
@@ -23,19 +24,61 @@ export function comparableEvents(events: readonly StoredEvent[]): ComparableEven
     .map(({ type, data }) => ({ type, data: withoutRunIds(data) }));
 }
 
-/** Where a replay differs from its recording, event by event. */
+/**
+ * Where a replay differs from its recording, event by event within each turn. A recorded turn
+ * that failed or was interrupted is compared up to its end, which the replay cannot reproduce:
+ * there the replay ends the turn with the recording's empty answer instead.
+ */
 export function compareReplay(
   recorded: readonly StoredEvent[],
   replayed: readonly StoredEvent[],
 ): ReplayDifference[] {
-  const before = comparableEvents(recorded);
-  const after = comparableEvents(replayed);
+  const before = turnsOf(comparableEvents(recorded));
+  const after = turnsOf(comparableEvents(replayed));
   const differences: ReplayDifference[] = [];
-  for (let index = 0; index < Math.max(before.length, after.length); index++) {
-    const [a, b] = [before[index], after[index]];
-    if (canonical(a) !== canonical(b)) differences.push({ index, recorded: a, replayed: b });
+  for (let turn = 0; turn < Math.max(before.length, after.length); turn++) {
+    let a = before[turn] ?? [];
+    let b = after[turn] ?? [];
+    if (endedEarly(a.at(-1)?.event) && isRecordedEnd(b.slice(-2).map((entry) => entry.event))) {
+      a = a.slice(0, -1);
+      b = b.slice(0, -2);
+    }
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const [x, y] = [a[i], b[i]];
+      if (canonical(x?.event) !== canonical(y?.event)) {
+        differences.push({ index: (x ?? y)?.index ?? 0, recorded: x?.event, replayed: y?.event });
+      }
+    }
   }
   return differences;
+}
+
+interface Positioned {
+  index: number;
+  event: ComparableEvent;
+}
+
+/** The events split into turns, each starting at its `message.user`, with their positions. */
+function turnsOf(events: readonly ComparableEvent[]): Positioned[][] {
+  const turns: Positioned[][] = [];
+  for (const [index, event] of events.entries()) {
+    if (event.type === "message.user" || turns.length === 0) turns.push([]);
+    turns.at(-1)?.push({ index, event });
+  }
+  return turns;
+}
+
+const endedEarly = (event: ComparableEvent | undefined) =>
+  event?.type === "turn.failed" || event?.type === "turn.interrupted";
+
+/** The empty answer and completion the recording's end step makes in a replay. */
+function isRecordedEnd([answer, end]: ComparableEvent[]): boolean {
+  const data = answer?.data as { stop_reason?: unknown } | undefined;
+  return (
+    answer?.type === "message.assistant" &&
+    data?.stop_reason === RECORDED_END_STOP_REASON &&
+    end?.type === "turn.completed"
+  );
 }
 
 const RUN_FIELDS = new Set(["call_id", "provider_call_id", "duration_ms"]);

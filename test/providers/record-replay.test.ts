@@ -7,7 +7,7 @@ import { runBrain } from "../helpers/cli.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { runTurn } from "../helpers/turns.js";
 import { PROVIDER_KEY } from "./conformance.js";
-import { anthropicReply } from "./fake-anthropic.js";
+import { anthropicError, anthropicReply } from "./fake-anthropic.js";
 import { type FakeModelServer, startFakeModelServer } from "./fake-model-server.js";
 
 let fake: FakeModelServer;
@@ -195,6 +195,41 @@ describe("brain replay", () => {
       stdout: expect.stringMatching(/replaying .* as ses_\w+: 2 messages, 4 model steps\nno differences\n$/),
     });
     expect(fake.requests.length).toBe(requestsBefore);
+  });
+
+  it("replays a session with failed turns: each ends where it ended, and the turns after it line up", async () => {
+    // turn 1 fails after a tool call (a 400 is not retried), turn 2 fails at once, turn 3 completes
+    fake.enqueue(
+      anthropicReply({ tools: [{ id: "toolu_f", name: "echo", input: { text: "first" } }] }),
+      anthropicError(400, "invalid_request_error", "prompt is too long"),
+      anthropicError(400, "invalid_request_error", "prompt is too long"),
+      anthropicReply({ tools: [{ id: "toolu_g", name: "echo", input: { text: "third" } }] }),
+      anthropicReply({ text: "Done." }),
+    );
+    const session = await client.createSession({ model: "claude", tools: ["echo"] });
+    for (const message of ["one", "two", "three"]) await runTurn(client, session.id, message);
+    const ends = (await client.events(session.id)).filter((e) => e.type.startsWith("turn."));
+    expect(ends.map((e) => e.type)).toEqual([
+      "turn.started",
+      "turn.failed",
+      "turn.started",
+      "turn.failed",
+      "turn.started",
+      "turn.completed",
+    ]);
+
+    const requestsBefore = fake.requests.length;
+    const result = await command(replay, [session.id, "--model", "replay"]);
+    expect(result.stderr).toContain("turn 1 failed (provider_rejected): a replay ends it there");
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/: 3 messages, 5 model steps\nno differences\n$/),
+    });
+    expect(fake.requests.length).toBe(requestsBefore);
+    // the third turn played its own steps: its echo call went out with its own arguments
+    const replayId = /as (ses_\w+)/.exec(result.stdout)?.[1] ?? "";
+    const replayedCalls = (await client.events(replayId)).filter((e) => e.type === "tool.call");
+    expect(replayedCalls.map((e) => e.data.arguments)).toEqual([{ text: "first" }, { text: "third" }]);
   });
 
   it("shows what a changed tool service now answers differently, and exits 1", async () => {
