@@ -4,7 +4,7 @@ import { SqliteStore } from "../src/store/sqlite.js";
 import type { AppendOptions, AppendResult } from "../src/store/store.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
 import { sendJson, startToolService, type ToolService, textResult } from "./helpers/tool-service.js";
-import { assertGapless, runTurn } from "./helpers/turns.js";
+import { assertGapless, runTurn, storedOnly } from "./helpers/turns.js";
 
 /**
  * The real SQLite store, refusing the appends it is told to as a full disk would: the fault is
@@ -106,6 +106,10 @@ describe("a turn whose store refuses a write", () => {
 
     const stored = await client.events(session.id);
     assertGapless(stored);
+    // a client saw only what was committed: the refused result never reached the stream
+    const bySeq = new Map(stored.map((event) => [event.seq, event]));
+    for (const seen of storedOnly(events)) expect(seen).toEqual(bySeq.get(seen.seq));
+    expect(JSON.stringify(events)).not.toContain("fast done");
     const calls = stored.filter((e) => e.type === "tool.call").map((e) => e.data);
     const results = stored.filter((e) => e.type === "tool.result").map((e) => e.data);
     expect(results).toHaveLength(calls.length);
