@@ -176,6 +176,18 @@ describe("sessions", () => {
     });
     expect(big.status).toBe(413);
     expect(big.json.error.code).toBe("payload_too_large");
+    // sent chunked, with no Content-Length to check up front: refused as the bytes pass the cap
+    const chunked = await request(`${brain.url}/sessions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${brain.keys.acme}`, "content-type": "application/json" },
+      body: (async function* () {
+        yield '{"config": {"system": "';
+        for (let i = 0; i < 20; i++) yield "x".repeat(1024);
+        yield '"}}';
+      })(),
+    });
+    expect(chunked.statusCode).toBe(413);
+    expect(((await chunked.body.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
   });
 
   it("lists newest first with cursor paging, and only the caller's", async () => {
