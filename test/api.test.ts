@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainApiError } from "../src/client/client.js";
@@ -180,11 +181,13 @@ describe("sessions", () => {
     const chunked = await request(`${brain.url}/sessions`, {
       method: "POST",
       headers: { authorization: `Bearer ${brain.keys.acme}`, "content-type": "application/json" },
-      body: (async function* () {
-        yield '{"config": {"system": "';
-        for (let i = 0; i < 20; i++) yield "x".repeat(1024);
-        yield '"}}';
-      })(),
+      body: Readable.from(
+        (function* () {
+          yield '{"config": {"system": "';
+          for (let i = 0; i < 20; i++) yield "x".repeat(1024);
+          yield '"}}';
+        })(),
+      ),
     });
     expect(chunked.statusCode).toBe(413);
     expect(((await chunked.body.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");

@@ -1,9 +1,9 @@
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { createServer as createNetServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrainClient } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { closedPort } from "../helpers/ports.js";
 import { startToolService, type ToolService } from "../helpers/tool-service.js";
 import { runTurn } from "../helpers/turns.js";
 import { FAULTS } from "./fault-routes.js";
@@ -11,7 +11,7 @@ import { FAULTS } from "./fault-routes.js";
 let service: ToolService;
 let brain: TestBrain;
 let client: BrainClient;
-let closedPort: number;
+let refusedPort: number;
 
 const toolName = (path: string) => path.slice(1).replace(/-/g, "_");
 
@@ -22,11 +22,7 @@ beforeAll(async () => {
       res.writeHead(200, { "content-type": "application/json" }).end('{"content":[]}');
     },
   });
-  // a port that was just free: nothing listens there
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  closedPort = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  refusedPort = await closedPort();
 
   const binding = (name: string, url: string, extra: Record<string, unknown> = {}) => ({
     name,
@@ -40,7 +36,7 @@ beforeAll(async () => {
   brain = await startBrain({
     tools: [
       ...FAULTS.map((fault) => binding(toolName(fault.path), service.at(fault.path), fault.binding)),
-      binding("refused", `http://127.0.0.1:${closedPort}/tool`),
+      binding("refused", `http://127.0.0.1:${refusedPort}/tool`),
       binding("no_such_host", "http://brain-test-host.invalid/tool"),
     ],
     // generous enough for a loaded CI machine; the two time-limit faults set their own tighter ones

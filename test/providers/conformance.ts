@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrainClient, SessionEvent, StoredEvent } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { closedPort } from "../helpers/ports.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { runTurn } from "../helpers/turns.js";
 import { type FakeModelServer, type Reply, startFakeModelServer } from "./fake-model-server.js";
@@ -79,6 +80,7 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
 
   beforeAll(async () => {
     fake = await startFakeModelServer();
+    const closedUrl = `http://127.0.0.1:${await closedPort()}`;
     tools = await startToolService({
       "/echo": (call, res) =>
         sendJson(res, textResult(`echo:${(call.body.arguments as { text: string }).text}`)),
@@ -127,6 +129,7 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
           model("default"),
           model("patient", { max_retry_wait_seconds: 2 }),
           model("impatient", { timeout_seconds: 0.3, max_retries: 0 }),
+          model("nowhere", { base_url: adapter.baseUrl(closedUrl), max_retries: 1 }),
           {
             name: "keyless",
             provider: adapter.provider,
@@ -329,6 +332,29 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
       expect(fake.requests.length - before).toBe(3);
       expect(ofType(stored, "message.assistant").map((e) => e.data.text)).toEqual(["the whole answer"]);
       expect(brain.logs()).toContain("model call failed, retrying");
+    });
+
+    it("retries a connection that drops before any answer", async () => {
+      fake.enqueue((res) => {
+        res.socket?.destroy();
+      }, adapter.text("answered on the second connection"));
+      const before = fake.requests.length;
+      const { stored } = await turn({});
+      expect(fake.requests.length - before).toBe(2);
+      expect(stored.at(-1)?.type).toBe("turn.completed");
+      expect(ofType(stored, "message.assistant").map((e) => e.data.text)).toEqual([
+        "answered on the second connection",
+      ]);
+    });
+
+    it("retries a provider nothing listens at, then fails the turn as unreachable", async () => {
+      const { stored, session } = await turn({ model: "nowhere" });
+      expect(stored.at(-1)).toMatchObject({
+        type: "turn.failed",
+        data: { error: { code: "provider_unreachable", message: expect.stringContaining("2 attempts") } },
+      });
+      const retried = new RegExp(`"session_id":"${session.id}".*model call failed, retrying`);
+      expect(brain.logs()).toMatch(retried);
     });
 
     it("gives up after max_retries and fails the turn with the provider's message", async () => {

@@ -1,9 +1,8 @@
-import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { closedPort } from "../helpers/ports.js";
 import { startToolService, type ToolService } from "../helpers/tool-service.js";
 import { runTurn, waitForEvents } from "../helpers/turns.js";
 import { FAULTS } from "../protocol/fault-routes.js";
@@ -62,10 +61,7 @@ beforeAll(async () => {
       await never();
     },
   });
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const closedPort = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const refusedPort = await closedPort();
 
   const binding = (name: string, url: string, extra: Record<string, unknown> = {}) => ({
     name,
@@ -83,7 +79,7 @@ beforeAll(async () => {
         ...fault.binding,
       }),
     ),
-    binding("refused", `http://127.0.0.1:${closedPort}/tool`),
+    binding("refused", `http://127.0.0.1:${refusedPort}/tool`),
     binding("strict", service.at("/ok-json"), {
       input_schema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
     }),
