@@ -253,18 +253,15 @@ export function storageTools(storage: Storage, mode: ScopeMode): Tool[] {
       { path: PathArg, if_match: EtagArg("Delete only if the file has this etag.") },
       strict,
     ),
-    output: Type.Object(
-      { path: Type.String(), deleted: Type.Literal(true), size: Type.Integer(), etag: Type.String() },
-      strict,
-    ),
+    output: Type.Object({ ...Facts, deleted: Type.Literal(true) }, strict),
     handler: (args, ctx) =>
       inScope(
         ctx,
         (scope) =>
           storage.delete(scope, args.path, args.if_match === undefined ? {} : { ifMatch: args.if_match }),
         (info) => ({
-          content: [{ type: "text", text: `Deleted ${info.path} (${info.size} bytes).` }],
-          structured_content: { path: info.path, deleted: true as const, size: info.size, etag: info.etag },
+          content: [{ type: "text", text: `Deleted ${describe(info)}` }],
+          structured_content: { ...facts(info), deleted: true as const },
         }),
       ),
   });

@@ -31,3 +31,23 @@ export async function startS3Server(bucket = "brain-storage"): Promise<S3Server>
     },
   };
 }
+
+/**
+ * The storage service's `backend` config for this server; `endpoint` points it elsewhere (at a
+ * forward in front of the server), `bucket` at a bucket that may not exist.
+ */
+export function s3BackendConfig(s3: S3Server, overrides: { endpoint?: string; bucket?: string } = {}) {
+  return {
+    kind: "s3",
+    bucket: s3.bucket,
+    endpoint: s3.endpoint,
+    key_prefix: "brain/",
+    access_key_id_env: "S3_KEY_ID",
+    secret_access_key_env: "S3_SECRET",
+    timeout_seconds: 2,
+    ...overrides,
+  };
+}
+
+/** The environment variables s3BackendConfig names, holding the server's credentials. */
+export const s3Env = (s3: S3Server) => ({ S3_KEY_ID: s3.accessKeyId, S3_SECRET: s3.secretAccessKey });

@@ -1,28 +1,15 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { resolveStorageConfig } from "../../services/storage/config.js";
 import { startStorageService } from "../../services/storage/service.js";
-import { type S3Server, startS3Server } from "./s3-server.js";
+import { type S3Server, s3BackendConfig, s3Env, startS3Server } from "./s3-server.js";
 import { errorCode, startStorage, type TestStorage } from "./storage-service.js";
 
 let s3: S3Server;
 let service: TestStorage;
 
-const s3Config = (bucket: string) => ({
-  kind: "s3",
-  bucket,
-  endpoint: s3.endpoint,
-  key_prefix: "brain/",
-  access_key_id_env: "S3_KEY_ID",
-  secret_access_key_env: "S3_SECRET",
-  timeout_seconds: 2,
-});
-
 beforeAll(async () => {
   s3 = await startS3Server();
-  service = await startStorage(
-    { backend: s3Config(s3.bucket) },
-    { S3_KEY_ID: s3.accessKeyId, S3_SECRET: s3.secretAccessKey },
-  );
+  service = await startStorage({ backend: s3BackendConfig(s3) }, s3Env(s3));
 });
 afterAll(async () => {
   await service?.close();
@@ -37,12 +24,16 @@ it("serves the tools from an S3 bucket", async () => {
   expect(read.structured.etag).toBe(written.structured.etag);
   const other = await service.call("storage_read", { path: "reports/q3.md" }, { tenant_id: "globex" });
   expect(errorCode(other)).toBe("not_found");
+  const removed = await service.call("storage_delete", { path: "reports/q3.md" });
+  const { etag, modified } = written.structured;
+  expect(removed.structured).toEqual({ path: "reports/q3.md", size: 8, etag, modified, deleted: true });
+  expect(removed.text).toBe(`Deleted reports/q3.md: 8 bytes, etag ${etag}, modified ${modified}`);
 });
 
 it("refuses to start without its bucket, saying what to do", async () => {
   const resolved = resolveStorageConfig(
-    { token_env: "T", listen: "127.0.0.1:0", backend: s3Config("no-such-bucket") },
-    { T: "token", S3_KEY_ID: s3.accessKeyId, S3_SECRET: s3.secretAccessKey },
+    { token_env: "T", listen: "127.0.0.1:0", backend: s3BackendConfig(s3, { bucket: "no-such-bucket" }) },
+    { T: "token", ...s3Env(s3) },
     "/tmp",
   );
   if (!resolved.ok) throw new Error(resolved.problems.join("\n"));

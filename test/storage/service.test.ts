@@ -86,7 +86,14 @@ describe("the storage service over HTTP", () => {
       path: "notes/plan.md",
       if_match: replaced.structured.etag,
     });
-    expect(removed.structured).toMatchObject({ path: "notes/plan.md", deleted: true, size: 2 });
+    expect(removed.structured).toEqual({
+      path: "notes/plan.md",
+      size: 2,
+      etag: replaced.structured.etag,
+      modified: replaced.structured.modified,
+      deleted: true,
+    });
+    expect(removed.text).toMatch(/^Deleted notes\/plan\.md: 2 bytes, etag [0-9a-f]{32}, modified \S+Z$/);
     expect(errorCode(await service.call("storage_stat", { path: "notes/plan.md" }))).toBe("not_found");
   });
 
