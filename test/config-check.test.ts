@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
+import { resolveConfig } from "../src/config/load.js";
 import { ROOT, runBrain } from "./helpers/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "brain-check-"));
@@ -224,6 +225,30 @@ describe("brain -check", () => {
     const bad = runBrain(["-bogus"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("Unknown option");
+  });
+});
+
+describe("defaults", () => {
+  it("fills in what a config leaves out, as the published schema says", () => {
+    const loaded = resolveConfig(baseConfig(), { env: ENV, baseDir: dir });
+    if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
+    const { config } = loaded;
+    expect(config.listen).toEqual({ host: "127.0.0.1", port: 8080 });
+    expect(config.store).toEqual({ kind: "sqlite", path: join(dir, "data/brain.db") });
+    expect(config.limits).toEqual({
+      tool_headers_timeout_seconds: 30,
+      max_steps_per_turn: 32,
+      max_request_bytes: 1_048_576,
+      max_progress_bytes: 65_536,
+    });
+    expect(config.tools.get("echo")).toMatchObject({
+      timeoutMs: 300_000,
+      maxOutputBytes: 1_048_576,
+      inspectSession: false,
+    });
+    const published = JSON.parse(readFileSync(join(ROOT, "schema/brain.schema.json"), "utf8"));
+    const binding = published.properties.tools.items.properties;
+    expect([binding.timeout_seconds.default, binding.max_output_bytes.default]).toEqual([300, 1_048_576]);
   });
 });
 

@@ -5,6 +5,7 @@ import { check, compile } from "../validation.js";
 import { type Listen, listenOf, urlProblem } from "./addresses.js";
 import { readJsonFile } from "./json-file.js";
 import {
+  DEFAULT_INSPECT_SESSION,
   DEFAULT_LIMITS,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TOOL_TIMEOUT_SECONDS,
@@ -152,7 +153,7 @@ export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
       tenants: new Set(tool.tenants),
       timeoutMs: Math.round((tool.timeout_seconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000),
       maxOutputBytes: tool.max_output_bytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-      inspectSession: tool.inspect_session ?? false,
+      inspectSession: tool.inspect_session ?? DEFAULT_INSPECT_SESSION,
       validateArguments,
       validateOutput,
     });

@@ -173,5 +173,7 @@ export type ScriptedStep = Static<typeof ScriptedStepSchema>;
 export type Limits = Required<Static<typeof LimitsSchema>>;
 
 export const DEFAULT_LIMITS: Limits = defaultsOf(LimitsSchema);
-export const DEFAULT_TOOL_TIMEOUT_SECONDS = 300;
-export const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576;
+// a binding's optional fields take their defaults from the schema, where the published schema shows them
+export const DEFAULT_TOOL_TIMEOUT_SECONDS: number = ToolBindingSchema.properties.timeout_seconds.default;
+export const DEFAULT_MAX_OUTPUT_BYTES: number = ToolBindingSchema.properties.max_output_bytes.default;
+export const DEFAULT_INSPECT_SESSION: boolean = ToolBindingSchema.properties.inspect_session.default;
