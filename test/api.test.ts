@@ -191,6 +191,10 @@ describe("sessions", () => {
     });
     expect(chunked.statusCode).toBe(413);
     expect(((await chunked.body.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+    // the unread rest of the body leaves that connection unusable: Brain closes it, and the
+    // client's next request goes out on a fresh one instead of waiting on a dead one
+    expect(chunked.headers.connection).toBe("close");
+    expect((await call("GET", "/catalog")).status).toBe(200);
   });
 
   it("lists newest first with cursor paging, and only the caller's", async () => {

@@ -20,6 +20,8 @@ export function sendError(res: ServerResponse, error: ApiError, headers: Record<
     return;
   }
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  // the rest of a refused body is never read, so the connection cannot carry another request
+  if (error.code === "payload_too_large") res.setHeader("connection", "close");
   sendJson(res, error.status, error);
 }
 
