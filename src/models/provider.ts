@@ -34,8 +34,11 @@ export interface ModelRequest {
   messages: readonly ConversationMessage[];
   tools: readonly ToolSpec[];
   signal: AbortSignal;
-  /** Live text as it arrives; never stored. */
-  onDelta: (text: string) => void;
+  /**
+   * Live text as it arrives; never stored. `attempt` counts the tries of this model call from 1:
+   * text of an attempt that failed and was retried is superseded by the next attempt's.
+   */
+  onDelta: (text: string, attempt: number) => void;
 }
 
 export interface ModelReply {

@@ -33,7 +33,7 @@ export class ScriptedModel implements ModelProvider {
 
     const values = templateValues(request.messages);
     const text = fill(step.text ?? "", values);
-    if (text !== "") request.onDelta(text);
+    if (text !== "") request.onDelta(text, 1);
     const toolCalls = (step.tool_calls ?? []).map((call) => ({
       name: call.name,
       arguments: fillDeep(call.arguments, values),

@@ -31,17 +31,20 @@ export interface StreamedCall<Event> {
  */
 export function completeStreamed<Event>(call: StreamedCall<Event>): Promise<ModelReply> {
   const { request, settings } = call;
-  const attempt = () =>
-    streamedAttempt(request.signal, settings.idleMs, async ({ signal, touch }) => {
+  let attempts = 0;
+  const attempt = () => {
+    const number = ++attempts;
+    return streamedAttempt(request.signal, settings.idleMs, async ({ signal, touch }) => {
       const stream = await call.open(signal);
       const fold = call.newFold();
       for await (const event of stream) {
         touch();
         const text = fold.push(event);
-        if (text) request.onDelta(text);
+        if (text) request.onDelta(text, number);
       }
       return fold.finish();
     });
+  };
   return withRetries(attempt, {
     policy: settings.retry,
     signal: request.signal,

@@ -75,7 +75,7 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
         messages,
         tools: specs,
         signal,
-        onDelta: (text) => deps.publishLive("model.delta", { text }),
+        onDelta: (text, attempt) => deps.publishLive("model.delta", { text, attempt }),
       });
     } catch (error) {
       if (signal.aborted) return interrupted();

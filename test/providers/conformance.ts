@@ -328,10 +328,21 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
         adapter.text("the whole answer"),
       );
       const before = fake.requests.length;
-      const { stored } = await turn({});
+      const { events, stored } = await turn({});
       expect(fake.requests.length - before).toBe(3);
       expect(ofType(stored, "message.assistant").map((e) => e.data.text)).toEqual(["the whole answer"]);
       expect(brain.logs()).toContain("model call failed, retrying");
+      // the live text says which attempt it belongs to: the last attempt's is the stored answer
+      const deltas = ofType(events, "model.delta").map((e) => e.data as { text: string; attempt: number });
+      const textOf = (attempt: number) =>
+        deltas
+          .filter((d) => d.attempt === attempt)
+          .map((d) => d.text)
+          .join("");
+      expect(textOf(2)).not.toBe("");
+      expect("a partial answer that is".startsWith(textOf(2))).toBe(true);
+      expect(textOf(3)).toBe("the whole answer");
+      expect(deltas.map((d) => d.attempt)).toEqual([...deltas.map((d) => d.attempt)].sort());
     });
 
     it("retries a connection that drops before any answer", async () => {
