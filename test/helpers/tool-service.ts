@@ -5,6 +5,8 @@ export interface ReceivedCall {
   path: string;
   headers: IncomingHttpHeaders;
   body: Record<string, unknown>;
+  /** Brain's end of the connection the call came on: the same for calls on one kept-alive connection. */
+  remotePort: number | undefined;
   /** Resolves when Brain closes the connection before the response ended. */
   closed: Promise<void>;
 }
@@ -36,6 +38,7 @@ export async function startToolService(routes: Record<string, ToolRoute>): Promi
       path,
       headers: req.headers,
       body: text ? JSON.parse(text) : {},
+      remotePort: req.socket.remotePort,
       closed: new Promise((resolve) =>
         res.once("close", () => (res.writableFinished ? undefined : resolve())),
       ),

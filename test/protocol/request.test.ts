@@ -169,18 +169,22 @@ describe("the request", () => {
   });
 
   it("reuses keep-alive connections", async () => {
+    const calls = 6;
     const session = await client.createSession({
       tools: ["echo"],
       script: [
-        { tool_calls: [{ name: "echo", arguments: {} }] },
-        { tool_calls: [{ name: "echo", arguments: {} }] },
+        ...Array.from({ length: calls }, () => ({ tool_calls: [{ name: "echo", arguments: {} }] })),
         { text: "x" },
       ],
     });
     await runTurn(client, session.id, "go");
-    const [a, b] = service.calls.filter((c) => c.path === "/echo").slice(-2);
-    expect(a?.headers.connection).toBe("keep-alive");
-    expect(b?.headers.connection).toBe("keep-alive");
+    const received = service.calls.filter((c) => c.path === "/echo").slice(-calls);
+    for (const call of received) expect(call.headers.connection).toBe("keep-alive");
+    // one connection per call would be six; a call sent the moment the last one's answer ended
+    // may find its connection not yet free and open a second, which is then kept too
+    const connections = new Set(received.map((call) => call.remotePort));
+    expect(connections.has(undefined)).toBe(false);
+    expect(connections.size).toBeLessThanOrEqual(2);
   });
 });
 
