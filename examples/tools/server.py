@@ -31,7 +31,7 @@ class ToolHandler(BaseHTTPRequestHandler):
             result = {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
             return self.answer(200, "application/json", json.dumps(result).encode())
         if self.path == "/tools/countdown":
-            return self.countdown(int(args.get("from", 3)))
+            return self.countdown(int(args.get("from", 3)))  # SSE: progress events, then the result
         return self.answer(404, "text/plain", b"no such tool")
 
     def countdown(self, start):

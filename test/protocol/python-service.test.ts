@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
@@ -65,4 +67,11 @@ it("a Python standard-library service answers JSON and streams SSE progress thro
     .map((e) => (e.data.data as { remaining: number }).remaining);
   expect(progress).toEqual([3, 2, 1]);
   expect(events.at(-2)).toMatchObject({ type: "message.assistant", data: { text: "liftoff" } });
+});
+
+it("is the service the README shows for tool authors, as it is", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const shown = /```python\n([\s\S]*?)```/.exec(readme)?.[1];
+  expect(shown).toBeDefined();
+  expect(readFileSync(join(ROOT, "examples/tools/server.py"), "utf8")).toContain(shown);
 });
