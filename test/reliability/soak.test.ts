@@ -199,6 +199,12 @@ describe("a soak of sessions against a tool service that injects every §6 fault
       expect(problems, `round ${round}, ${seedNote}`).toEqual([]);
       // no call left a timer behind: every dispatch timer was cleared with its call
       expect(openHandles().Timeout, `round ${round}`).toBe(baselineHandles.Timeout);
+      // sockets while Brain runs: kept-alive pools come and go, but a socket kept per call would
+      // add one for each of the round's calls
+      const sockets = openHandles().TCPSocketWrap ?? 0;
+      expect(sockets, `round ${round}: ${sockets} sockets after ${n} calls`).toBeLessThan(
+        (baselineHandles.TCPSocketWrap ?? 0) + n / 2,
+      );
     }
     calls += await fastRound();
     expect(brain.running.sessions.runningTurns()).toBe(0);
