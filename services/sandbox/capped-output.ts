@@ -27,11 +27,6 @@ export class CappedOutput {
     return this.#seen > this.#kept;
   }
 
-  /** Bytes written by the program, kept or not. */
-  get bytesSeen(): number {
-    return this.#seen;
-  }
-
   /** What was kept, as UTF-8; invalid bytes (and a character cut at the limit) become U+FFFD. */
   text(): string {
     return Buffer.concat(this.#chunks, this.#kept).toString("utf8");

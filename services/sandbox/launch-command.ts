@@ -8,6 +8,14 @@ export const WORKSPACE = "/workspace";
 export const CODE_FILE = "/run/code/main";
 /** bwrap sets the sandbox up, then waits for a byte on this fd before it runs the program (runner.ts). */
 export const BLOCK_FD = 3;
+/**
+ * The first byte of every run's stdout, written by the interpreter before it reads the code.
+ * Neither prlimit nor bwrap writes to stdout, and nothing in the workspace runs before it (see
+ * languageArgs), so a run whose stdout never got it never ran any of its code: that, not what
+ * is on stderr, tells a sandbox that failed to start from a program that failed (runner.ts, which
+ * takes the byte off).
+ */
+export const STARTED_BYTE = 0x06;
 /** The user code runs as inside: stable, whatever host uid the workspace has. */
 const INSIDE_ID = "1000";
 // V8 reserves address space it never touches, so the address-space cap sits well above the heap cap.
@@ -144,15 +152,26 @@ export function bwrapArgs(
 /**
  * The interpreter's arguments that run the code in CODE_FILE as if given inline (`bash -c`,
  * `python -c`, `node -e`): the working directory first on the import path, no script name;
- * python unbuffered so output streams as it is written.
+ * python unbuffered so output streams as it is written. Each first writes STARTED_BYTE, and stops
+ * if it cannot. Nothing of the workspace may run before that byte, or code there could fail
+ * looking like a sandbox that never started: bash reads no ~/.bashrc (which it would, its stdin
+ * being a socket), python adds no user site-packages (its .pth files and usercustomize run at start).
  */
 export function languageArgs(language: Language): string[] {
   switch (language) {
     case "bash":
-      return ["-c", `. ${CODE_FILE}`];
+      return ["--norc", "-c", `printf '\\006' || exit; . ${CODE_FILE}`];
     case "python":
-      return ["-u", "-c", `exec(compile(open(${JSON.stringify(CODE_FILE)}).read(), "<string>", "exec"))`];
+      return [
+        "-s",
+        "-u",
+        "-c",
+        `__import__("os").write(1, b"\\x06"); exec(compile(open(${JSON.stringify(CODE_FILE)}).read(), "<string>", "exec"))`,
+      ];
     case "node":
-      return ["-e", `(0, eval)(require("fs").readFileSync(${JSON.stringify(CODE_FILE)}, "utf8"))`];
+      return [
+        "-e",
+        `require("fs").writeSync(1, "\\x06"); (0, eval)(require("fs").readFileSync(${JSON.stringify(CODE_FILE)}, "utf8"))`,
+      ];
   }
 }

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { CappedOutput } from "./capped-output.js";
-import { BLOCK_FD } from "./launch-command.js";
+import { BLOCK_FD, STARTED_BYTE } from "./launch-command.js";
 import type { StreamName } from "./progress-batcher.js";
 
 export interface SpawnRequest {
@@ -30,7 +30,10 @@ export interface RunOutcome {
   stderr: string;
   truncated: boolean;
   durationMs: number;
-  /** bwrap failed before any code ran; `stderr` holds its message, which is for the operator's log. */
+  /**
+   * The run ended on its own without ever reaching its code (bwrap, or the interpreter before
+   * the code, failed): nothing of the code ran. `stderr` says why, for the operator's log.
+   */
   setupFailed: boolean;
 }
 
@@ -59,6 +62,8 @@ export class Run {
   #end: RunEnd = "exited";
   #outcome: RunOutcome | undefined;
   #endedAt: number | undefined;
+  /** STARTED_BYTE came: the interpreter reached the code. */
+  #reachedCode = false;
 
   constructor(request: SpawnRequest) {
     this.#stdout = new CappedOutput(request.maxOutputBytes);
@@ -138,6 +143,17 @@ export class Run {
     }
   }
 
+  /**
+   * A stdout chunk without STARTED_BYTE, which the interpreter writes before the program can
+   * write anything. Were anything to come first, it would be the program's: kept whole, and the
+   * run counted as started, the side that is never retried.
+   */
+  #programPart(chunk: Buffer): Buffer {
+    if (this.#reachedCode) return chunk;
+    this.#reachedCode = true;
+    return chunk[0] === STARTED_BYTE ? chunk.subarray(1) : chunk;
+  }
+
   get #block(): Writable | undefined {
     return (this.#child.stdio[BLOCK_FD] as Writable | null) ?? undefined;
   }
@@ -152,7 +168,7 @@ export class Run {
       new Promise<void>((resolve) => {
         if (!stream) return resolve();
         stream.on("data", (chunk: Buffer) => {
-          const text = output.push(chunk);
+          const text = output.push(name === "stdout" ? this.#programPart(chunk) : chunk);
           if (text) this.#onOutput?.(name, text);
         });
         stream.once("close", resolve);
@@ -168,10 +184,8 @@ export class Run {
       read(child.stderr, this.#stderr, "stderr"),
     ]);
     const stderr = this.#stderr.text();
-    // bwrap reports a failed setup as one "bwrap: …" line and exit code 1, before any code ran
-    const setupFailed =
-      exit.error !== undefined ||
-      (exit.code === 1 && this.#stdout.bytesSeen === 0 && /^bwrap: [^\n]*\n?$/.test(stderr));
+    // never by what is on stderr or the exit code: code can print and exit as bwrap does
+    const setupFailed = exit.error !== undefined || !this.#reachedCode;
     return {
       end: this.#end,
       exitCode: this.#end === "exited" ? exit.code : null,

@@ -213,7 +213,8 @@ export class Sandbox {
       let outcome = await run.done;
       if (outcome.setupFailed && launched.warm) {
         // a sandbox made ahead can fail where a fresh one would not (its user was at the process
-        // limit then): the code never ran, so run it once more in a fresh one
+        // limit then); none of the code ran (runner.ts knows by STARTED_BYTE, which code cannot
+        // withhold), so it runs once more, in a fresh one
         this.logger.warn({ stderr: outcome.stderr.slice(0, 500) }, "a warm sandbox failed; running afresh");
         launched = this.#launch(lease.workspace, request, options.onOutput, { warm: false });
         run = launched.run;
@@ -437,7 +438,11 @@ export class Sandbox {
           { warm: false },
         );
         const outcome = await run.done;
-        if (outcome.setupFailed) throw new StartupError(probeAdvice(outcome.stderr));
+        // the probe's code is ours, so here stderr may judge: bwrap's own words (or no bwrap at
+        // all) are the host's fault, anything else the interpreter's
+        if (outcome.setupFailed && /^(bwrap: |cannot start the sandbox)/.test(outcome.stderr)) {
+          throw new StartupError(probeAdvice(outcome.stderr));
+        }
         if (outcome.exitCode !== 0 || outcome.stdout.trim() !== "ok") {
           throw new StartupError(
             `the ${language} interpreter (${this.config.languages.get(language)}) does not run in the sandbox: ` +

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../services/sandbox/config.js";
-import { bwrapArgs, languageArgs, launchCommand, rlimitArgs } from "../../services/sandbox/launch-command.js";
+import {
+  bwrapArgs,
+  languageArgs,
+  launchCommand,
+  rlimitArgs,
+  STARTED_BYTE,
+} from "../../services/sandbox/launch-command.js";
 import type { SandboxLayout } from "../../services/sandbox/layout.js";
 
 const layout: SandboxLayout = {
@@ -30,8 +36,8 @@ describe("the launch command", () => {
     expect(file).toBe("/usr/bin/prlimit");
     const bwrapAt = args.indexOf("/usr/bin/bwrap");
     expect(args[bwrapAt - 1]).toBe("--");
-    expect(args.slice(-3)).toEqual(["/usr/bin/bash", "-c", ". /run/code/main"]);
-    expect(args[args.length - 4]).toBe("--");
+    expect(args.slice(-4)).toEqual(["/usr/bin/bash", ...languageArgs("bash")]);
+    expect(args[args.length - 5]).toBe("--");
     // bwrap waits, set up, until the runner lets the program run
     expect(operands(args, "--block-fd", 1)).toEqual([["3"]]);
   });
@@ -105,16 +111,19 @@ describe("rlimits", () => {
 });
 
 describe("language arguments", () => {
-  it("run the code file as inline code: bash -c, python -u -c, node -e", () => {
-    expect(languageArgs("bash")).toEqual(["-c", ". /run/code/main"]);
+  it("write STARTED_BYTE, then run the code file as inline code: bash -c, python -u -c, node -e", () => {
+    expect(STARTED_BYTE).toBe(0x06);
+    // and nothing of the workspace first: no ~/.bashrc, no user site-packages
+    expect(languageArgs("bash")).toEqual(["--norc", "-c", "printf '\\006' || exit; . /run/code/main"]);
     expect(languageArgs("python")).toEqual([
+      "-s",
       "-u",
       "-c",
-      'exec(compile(open("/run/code/main").read(), "<string>", "exec"))',
+      '__import__("os").write(1, b"\\x06"); exec(compile(open("/run/code/main").read(), "<string>", "exec"))',
     ]);
     expect(languageArgs("node")).toEqual([
       "-e",
-      '(0, eval)(require("fs").readFileSync("/run/code/main", "utf8"))',
+      'require("fs").writeSync(1, "\\x06"); (0, eval)(require("fs").readFileSync("/run/code/main", "utf8"))',
     ]);
   });
 });
