@@ -126,13 +126,11 @@ export const DEFAULT_PROGRAMS = [
   "uname", "uniq", "wc", "xargs", "yes",
 ].map((name) => `/usr/bin/${name}`);
 
-export const DEFAULT_SYSTEM_PATHS = [
-  "/usr/lib",
-  "/usr/lib64",
-  "/usr/share",
-  "/etc/ld.so.cache",
-  "/etc/localtime",
-];
+/**
+ * Data every program may read. Not /usr/lib: the libraries the interpreters and programs need are
+ * found at start and mounted alone, so the host's other runtimes there stay out of reach.
+ */
+export const DEFAULT_SYSTEM_PATHS = ["/usr/lib/locale", "/usr/share", "/etc/ld.so.cache", "/etc/localtime"];
 
 export interface SandboxConfig {
   listen: Listen;

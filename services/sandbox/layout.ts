@@ -35,12 +35,17 @@ export interface LayoutRequest {
   languages: ReadonlyMap<Language, string>;
   programs: readonly string[];
   systemPaths: readonly string[];
+  /** The shared libraries the interpreters and programs need (host-libraries.ts). */
+  libraries: readonly string[];
+  /** Each language's own directories (python's import path). */
+  languageDirs: readonly { language: Language; path: string }[];
   /** Host directories no mount may contain or lie in: the workspaces, the service's own files. */
   private: readonly string[];
   /**
    * Where the program directories are built on the host: the interpreters and programs of one
-   * directory (/usr/bin) are linked into one host directory, mounted there with one bind instead
-   * of one bind each, which is most of what a sandbox costs to set up.
+   * directory (/usr/bin), and the libraries of one (/usr/lib/x86_64-linux-gnu), are linked into
+   * one host directory, mounted there with one bind instead of one bind each, which is most of
+   * what a sandbox costs to set up.
    */
   programsRoot: string;
 }
@@ -69,7 +74,7 @@ export function resolveLayout(request: LayoutRequest): LayoutResult {
     }
     return true;
   };
-  const addProgram = (source: string, what: string): string | undefined => {
+  const addLink = (source: string, what: string): string | undefined => {
     const target = sandboxPath(source);
     if (!check(source, target, what)) return undefined;
     links.set(target, { source: realpathSync(source), link: join(request.programsRoot, target) });
@@ -82,16 +87,19 @@ export function resolveLayout(request: LayoutRequest): LayoutResult {
       problems.push(`languages.${language}: ${path} is not an executable file on this host`);
       continue;
     }
-    const target = addProgram(path, `languages.${language}`);
+    const target = addLink(path, `languages.${language}`);
     if (target) interpreters.set(language, target);
   }
   for (const path of request.programs) {
-    if (isExecutableFile(path)) addProgram(path, "programs");
+    if (isExecutableFile(path)) addLink(path, "programs");
     else skipped.push(path);
   }
   const programDirs = [...new Set([...links.keys()].map(dirname))];
-  for (const dir of programDirs) mounts.set(dir, { source: join(request.programsRoot, dir), target: dir });
-  for (const path of request.systemPaths) {
+  const dirs = [
+    ...request.systemPaths.map((path) => ({ path, what: "system_paths" })),
+    ...request.languageDirs.map(({ language, path }) => ({ path, what: `languages.${language}` })),
+  ];
+  for (const { path, what } of dirs) {
     if (!exists(path)) {
       skipped.push(path);
       continue;
@@ -100,11 +108,27 @@ export function resolveLayout(request: LayoutRequest): LayoutResult {
     const covered = programDirs.find((dir) => within(dir, target) || within(target, dir));
     if (covered) {
       problems.push(
-        `system_paths: ${path} overlaps ${covered}, where only the listed programs appear; list them in programs`,
+        `${what}: ${path} overlaps ${covered}, where only the listed programs appear; list them in programs`,
       );
-    } else if (check(path, target, "system_paths")) {
+    } else if (check(path, target, what)) {
       mounts.set(target, { source: path, target });
     }
+  }
+  const mounted = [...mounts.keys()];
+  // a library inside a mounted directory is there already; the others are linked like programs
+  for (const library of request.libraries) {
+    const target = sandboxPath(library);
+    if (!mounted.some((dir) => within(target, dir))) addLink(library, "libraries");
+  }
+  const linkDirs = [...new Set([...links.keys()].map(dirname))];
+  for (const dir of linkDirs) {
+    const nested = mounted.find((path) => within(path, dir) && path !== dir);
+    if (nested && !programDirs.includes(dir)) {
+      problems.push(
+        `system_paths: ${nested} lies in ${dir}, where only the libraries the programs need appear`,
+      );
+    }
+    mounts.set(dir, { source: join(request.programsRoot, dir), target: dir });
   }
   if (problems.length > 0) return { ok: false, problems };
 

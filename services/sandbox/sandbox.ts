@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import type { Language, SandboxConfig } from "./config.js";
 import { SandboxError } from "./errors.js";
+import { findHostLibraries } from "./host-libraries.js";
 import { type Job, type JobStatus, Jobs, jobStatus } from "./jobs.js";
 import { launchCommand } from "./launch-command.js";
 import { type LayoutResult, resolveLayout, type SandboxLayout } from "./layout.js";
@@ -59,10 +60,13 @@ const WARM_IDLE_MS = 60_000;
 
 /** What sandboxes of this config see of the host; never the workspaces or the service's own files. */
 export function layoutOf(config: SandboxConfig): LayoutResult {
+  const { libraries, languageDirs } = findHostLibraries(config.languages, config.programs);
   return resolveLayout({
     languages: config.languages,
     programs: config.programs,
     systemPaths: config.systemPaths,
+    libraries,
+    languageDirs,
     private: [config.stateDir, serviceRoot()],
     programsRoot: join(config.stateDir, "programs"),
   });

@@ -1,6 +1,6 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
 import {
@@ -14,6 +14,15 @@ import {
 } from "./sandbox-service.js";
 
 let sandbox: TestSandbox;
+/** Runtimes a Debian host may keep in /usr/lib, none of which a sandbox should reach. */
+const HOST_RUNTIMES = [
+  "/usr/lib/jvm",
+  "/usr/lib/erlang",
+  "/usr/lib/postgresql",
+  "/usr/lib/gcc",
+  "/usr/lib/llvm-14",
+];
+const HOST_LIBC = realpathSync("/lib/x86_64-linux-gnu/libc.so.6");
 
 beforeAll(async () => {
   sandbox = await startTestSandbox(130_000, { limits: { max_jobs_per_session: 2 } });
@@ -100,6 +109,15 @@ describe("sandbox_exec", () => {
       const out = reach.result.structured_content as { stdout: string; stderr: string };
       expect(out.stderr.match(/command not found/g)).toHaveLength(3);
       expect(out.stdout).not.toMatch(/python|node|perl/);
+      // nor the runtimes that live in the host's /usr/lib: only the libraries bash and its
+      // programs link against are there, and nothing in it but libraries can be executed
+      const runtimes = HOST_RUNTIMES.filter((path) => existsSync(path));
+      const libs = await only.call("sandbox_exec", {
+        language: "bash",
+        code: `for p in ${runtimes.join(" ")}; do test -e $p && echo "reachable: $p"; done; find /usr/lib /usr/lib64 -type f -perm -u+x ! -name '*.so*'; ls /usr/lib`,
+      });
+      const seen = libs.result.structured_content as { stdout: string; exit_code: number };
+      expect(seen.stdout.trim().split("\n").sort()).toEqual(["locale", basename(dirname(HOST_LIBC))]);
     } finally {
       await only.close();
     }
