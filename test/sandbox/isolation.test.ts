@@ -144,13 +144,55 @@ describe("sandbox isolation", () => {
     }
   });
 
-  it("refuses a memory hog its memory", async () => {
-    const answer = await exec("python", "hog = []\nwhile True:\n    hog.append(bytearray(16 * 1024 * 1024))");
-    const out = answer.result.structured_content as { exit_code: number; stderr: string; timed_out: boolean };
+  it("refuses a memory hog its memory, at memory_bytes", async () => {
+    const answer = await exec(
+      "python",
+      [
+        "import sys",
+        "hog = []",
+        "try:",
+        "    while True:",
+        "        hog.append(bytearray(16 * 1024 * 1024))",
+        "except MemoryError:",
+        "    print(len(hog) * 16)",
+        "    raise",
+      ].join("\n"),
+    );
+    const out = answer.result.structured_content as {
+      exit_code: number;
+      stdout: string;
+      stderr: string;
+      timed_out: boolean;
+    };
     expect(out.timed_out).toBe(false);
     expect(out.exit_code).not.toBe(0);
     expect(out.stderr).toContain("MemoryError");
+    // stopped by the heap limit (256 MiB here), not by the address-space one above it
+    const heldMiB = Number(out.stdout.trim());
+    expect(heldMiB).toBeGreaterThan(128);
+    expect(heldMiB).toBeLessThan(256);
     await expectStillServing();
+  });
+
+  it("stops a file at max_file_bytes and a process at max_open_files", async () => {
+    const limited = await startTestSandbox(110_200, {
+      limits: { max_file_bytes: 1_048_576, max_open_files: 32 },
+    });
+    try {
+      const answer = await limited.call("sandbox_exec", {
+        language: "bash",
+        code: [
+          "head -c 5000000 /dev/zero > big; echo write=$?; stat -c %s big",
+          'python3 -c \'import os\nfds = []\ntry:\n    while True: fds.append(os.open("/dev/null", 0))\nexcept OSError as e: print("fds", len(fds), e.strerror)\'',
+        ].join("\n"),
+      });
+      const out = answer.result.structured_content as { stdout: string; stderr: string };
+      // SIGXFSZ (exit 128 + 25) at the limit, with the file cut there
+      expect(out.stdout).toContain("write=153\n1048576\n");
+      expect(out.stdout).toMatch(/fds (2[0-9]|3[0-2]) Too many open files/);
+    } finally {
+      await limited.close();
+    }
   });
 
   it("truncates 10 MB of output to the cap and flags it", async () => {

@@ -1,8 +1,10 @@
 import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
+import { envelope } from "../kit/kit-service.js";
 import {
   callTool,
   eventually,
@@ -62,6 +64,26 @@ describe("sandbox_exec", () => {
       timed_out: false,
     });
     expect(answer.text).toMatch(/^exit code 3, \d+ ms\n--- stdout ---\none\nthree\n\n--- stderr ---\ntwo\n$/);
+  });
+
+  it("sends a line of output as progress when it is written, not when the run ends", async () => {
+    const response = await request(`${sandbox.url}/tools/sandbox_exec`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${sandbox.token}` },
+      body: JSON.stringify(
+        envelope({ language: "bash", code: "echo first; sleep 1; echo second" }, { session_id: "ses_live" }),
+      ),
+    });
+    const started = performance.now();
+    const seen: { at: number; text: string }[] = [];
+    for await (const chunk of response.body)
+      seen.push({ at: performance.now() - started, text: String(chunk) });
+    const firstProgress = seen.find((chunk) => chunk.text.includes('"text":"first\\n"'));
+    const result = seen.find((chunk) => chunk.text.includes("event: result"));
+    expect(firstProgress).toBeDefined();
+    expect(result).toBeDefined();
+    // the second line is a second away: a stream sent at the end would bring both together
+    expect((result?.at ?? 0) - (firstProgress?.at ?? 0)).toBeGreaterThan(700);
   });
 
   it("keeps every progress event within max_progress_bytes, escapes included", async () => {
