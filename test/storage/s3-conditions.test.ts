@@ -175,3 +175,21 @@ describe("a condition the store refuses is a precondition_failed refusal that ch
     );
   });
 });
+
+describe("an empty object on S3", () => {
+  // AWS answers any range of an empty object 416 InvalidRange (s3rver drops the connection, so
+  // the shared suite skips its empty-object case there); the facts alone answer the read
+  it("reads as empty with its facts when the store answers the ranged GET 416", async () => {
+    const written = await service.call("storage_write", { path: "empty/none.txt", content: "" });
+    expect(written.structured.size).toBe(0);
+    forward.refuseNext(
+      (sent) =>
+        sent.method === "GET" && sent.path.endsWith("/empty/none.txt") && sent.headers.range !== undefined,
+      { status: 416, code: "InvalidRange", message: "The requested range is not satisfiable" },
+    );
+    const { answer, sent } = await sentDuring(() => service.call("storage_read", { path: "empty/none.txt" }));
+    expect(sent.map((each) => each.refusedWith).filter(Boolean)).toEqual(["InvalidRange"]);
+    expect(answer.is_error).toBe(false);
+    expect(answer.structured).toMatchObject({ size: 0, etag: written.structured.etag, offset: 0, length: 0 });
+  });
+});
