@@ -113,10 +113,11 @@ describe("brain -check", () => {
     expect(problems(result)).toEqual([expected]);
   });
 
-  it("rejects an input_schema whose root is not an object schema", () => {
-    const result = check(withTool({ input_schema: { type: "string" } }));
+  it("rejects an input_schema or output_schema whose root is not an object schema", () => {
+    const result = check(withTool({ input_schema: { type: "string" }, output_schema: { type: "string" } }));
     expect(problems(result)).toEqual([
       'tools[0].input_schema: the root must be an object schema ("type": "object")',
+      'tools[0].output_schema: the root must be an object schema ("type": "object")',
     ]);
   });
 
@@ -194,8 +195,6 @@ describe("brain -check", () => {
   });
 
   it("reports every problem, not just the first", () => {
-    const config = { ...baseConfig(), limits: { max_steps_per_turn: 0 } };
-    config.tools = [{ ...echoBinding(), url: "nope", tenants: ["ghost"] }];
     const semantic = check(withTool({ url: "nope", tenants: ["ghost"] }));
     expect(problems(semantic)).toHaveLength(2);
     const structural = check({
@@ -209,6 +208,30 @@ describe("brain -check", () => {
       'models[0].provider: must be one of "anthropic", "openai", "scripted"',
       "limits.max_steps_per_turn: must be >= 1",
     ]);
+    // a schema error hides none of the others: the entries it accepts are checked as usual
+    const mixed = check(
+      {
+        ...baseConfig(),
+        colour: "blue",
+        tenants: [{ id: "local", api_key_env: "UNSET_KEY" }],
+        tools: [
+          { ...echoBinding(), url: "ftp://x/y", tenants: ["nobody"], token_env: "UNSET_TOKEN" },
+          { ...echoBinding(), name: "bad name!" },
+        ],
+      },
+      {},
+    );
+    expect(problems(mixed)).toEqual([
+      "colour: unknown field",
+      'tools[1].name: must match pattern "^[a-zA-Z0-9_-]{1,64}$"',
+      "tenants[0].api_key_env: environment variable UNSET_KEY is not set",
+      "tools[0].url: must be an absolute http or https URL",
+      'tools[0].tenants[0]: tenant "nobody" is not declared in tenants',
+      "tools[0].token_env: environment variable UNSET_TOKEN is not set",
+    ]);
+    // a binding's tenants are not checked against a tenant list the schema refused part of
+    const refusedTenant = check({ ...baseConfig(), tenants: [{ id: "local", api_key_env: 7 }] });
+    expect(problems(refusedTenant)).toEqual(["tenants[0].api_key_env: must be string"]);
   });
 
   it("refuses to start on an invalid config, with the same messages", () => {

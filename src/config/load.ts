@@ -13,6 +13,7 @@ import {
   HostConfigSchema,
   type Limits,
   type ModelEntry,
+  type ToolBindingConfig,
 } from "./schema.js";
 
 /** A model entry with its API key read from `api_key_env`: the key reaches the provider and nothing else. */
@@ -59,6 +60,30 @@ export interface LoadOptions {
 }
 
 const validateHostConfig = compile<HostConfig>(HostConfigSchema);
+const { properties } = HostConfigSchema;
+type TenantEntry = HostConfig["tenants"][number];
+const validateEntry = {
+  tenants: compile<TenantEntry>(properties.tenants.items),
+  models: compile<ModelEntry>(properties.models.items),
+  tools: compile<ToolBindingConfig>(properties.tools.items),
+};
+const validateField = {
+  listen: compile<string>(properties.listen),
+  public_url: compile<string>(properties.public_url),
+  log_level: compile<HostConfig["log_level"]>(properties.log_level),
+  store: compile<HostConfig["store"]>(properties.store),
+  limits: compile<HostConfig["limits"]>(properties.limits),
+};
+
+/**
+ * A config as far as its schema accepts it: each field and array entry that is valid on its own,
+ * in its place (a refused entry is undefined, so the paths of the others stay right).
+ */
+type ConfigParts = Omit<HostConfig, "tenants" | "models" | "tools"> & {
+  tenants: (TenantEntry | undefined)[];
+  models: (ModelEntry | undefined)[];
+  tools: (ToolBindingConfig | undefined)[];
+};
 
 export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
   const file = readJsonFile(path);
@@ -68,9 +93,38 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
 /** Validate a parsed host config completely and resolve defaults and secrets; every problem is reported. */
 export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
   const checked = check(validateHostConfig, raw);
-  if (!checked.ok) return checked;
-  const config = checked.value;
+  if (checked.ok) return resolveParts({ ...checked.value, tools: checked.value.tools ?? [] }, options);
+  // the rest is checked too, so one -check names every problem, not only the schema's
+  const parts = soundParts(raw);
+  const rest = parts && resolveParts(parts, options);
+  return { ok: false, problems: [...checked.problems, ...(rest && !rest.ok ? rest.problems : [])] };
+}
+
+function soundParts(raw: unknown): ConfigParts | undefined {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return undefined;
+  const config = raw as Record<string, unknown>;
+  const entries = <T>(name: keyof typeof validateEntry): (T | undefined)[] => {
+    const list = config[name];
+    if (!Array.isArray(list)) return [];
+    const validate = validateEntry[name] as (value: unknown) => boolean;
+    return list.map((entry) => (validate(entry) ? (entry as T) : undefined));
+  };
+  const parts: Record<string, unknown> = {
+    tenants: entries<TenantEntry>("tenants"),
+    models: entries<ModelEntry>("models"),
+    tools: entries<ToolBindingConfig>("tools"),
+  };
+  for (const [name, validate] of Object.entries(validateField)) {
+    if (config[name] !== undefined && (validate as (value: unknown) => boolean)(config[name]))
+      parts[name] = config[name];
+  }
+  return parts as ConfigParts;
+}
+
+function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
   const problems: string[] = [];
+  // a tenant entry the schema refused may be the one a binding names: check names only against a whole list
+  const tenantsWhole = config.tenants.every((tenant) => tenant !== undefined);
 
   const secret = (path: string, name: string): Secret | undefined => {
     const value = options.env[name];
@@ -90,6 +144,7 @@ export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
   const tenantIds = new Set<string>();
   const keyOwners = new Map<string, string>();
   config.tenants.forEach((tenant, i) => {
+    if (!tenant) return;
     if (tenantIds.has(tenant.id)) problems.push(`tenants[${i}].id: duplicate tenant id "${tenant.id}"`);
     tenantIds.add(tenant.id);
     const apiKey = secret(`tenants[${i}].api_key_env`, tenant.api_key_env);
@@ -106,6 +161,7 @@ export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
 
   const models = new Map<string, ModelConfig>();
   config.models.forEach((model, i) => {
+    if (!model) return;
     if (models.has(model.name)) problems.push(`models[${i}].name: duplicate model name "${model.name}"`);
     let apiKey: Secret | undefined;
     if (model.provider !== "scripted") {
@@ -124,13 +180,14 @@ export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
   });
 
   const tools = new Map<string, ToolBinding>();
-  (config.tools ?? []).forEach((tool, i) => {
+  config.tools.forEach((tool, i) => {
+    if (!tool) return;
     const at = `tools[${i}]`;
     if (tools.has(tool.name)) problems.push(`${at}.name: duplicate tool name "${tool.name}"`);
     const urlIssue = urlProblem(tool.url);
     if (urlIssue) problems.push(`${at}.url: ${urlIssue}`);
     tool.tenants.forEach((tenant, j) => {
-      if (!tenantIds.has(tenant))
+      if (tenantsWhole && !tenantIds.has(tenant))
         problems.push(`${at}.tenants[${j}]: tenant "${tenant}" is not declared in tenants`);
     });
     const token = tool.token_env === undefined ? undefined : secret(`${at}.token_env`, tool.token_env);
@@ -139,6 +196,10 @@ export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
       problems.push(`${at}.input_schema: the root must be an object schema ("type": "object")`);
     } else {
       validateArguments = compileOrReport(tool.input_schema, `${at}.input_schema`, problems);
+    }
+    // structured_content is an object, so a schema that no object can meet would fail every success
+    if (tool.output_schema && tool.output_schema.type !== "object") {
+      problems.push(`${at}.output_schema: the root must be an object schema ("type": "object")`);
     }
     const validateOutput =
       tool.output_schema && compileOrReport(tool.output_schema, `${at}.output_schema`, problems);
@@ -170,7 +231,7 @@ export function resolveConfig(raw: unknown, options: LoadOptions): LoadResult {
       store: { kind: "sqlite", path: resolve(options.baseDir, config.store?.path ?? "./data/brain.db") },
       tenants,
       models,
-      defaultModel: models.has("default") ? "default" : (config.models[0]?.name ?? "default"),
+      defaultModel: models.has("default") ? "default" : (models.keys().next().value ?? "default"),
       tools,
       limits,
     },
