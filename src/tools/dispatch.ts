@@ -3,6 +3,7 @@ import type { ToolBinding } from "../config/load.js";
 import { describeErrors } from "../validation.js";
 import { ToolFailure } from "./outcome.js";
 import { readToolResponse } from "./read-result.js";
+import { redactSecrets } from "./redact.js";
 import type { ToolResult } from "./result.js";
 
 export interface ToolCallRequest {
@@ -92,6 +93,7 @@ export class ToolDispatcher {
     const headersTimer = setTimeout(() => controller.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
     const onCancel = () => controller.abort(CANCELLED);
     request.signal.addEventListener("abort", onCancel, { once: true });
+    let result: ToolResult;
     try {
       const response = await this.#dispatcher.request({
         origin: binding.url.origin,
@@ -110,14 +112,15 @@ export class ToolDispatcher {
         { maxProgressBytes: this.options.maxProgressBytes },
         request.onProgress,
       );
-      return outcome instanceof ToolFailure ? outcome.toResult() : outcome;
+      result = outcome instanceof ToolFailure ? outcome.toResult() : outcome;
     } catch (error) {
-      return classifyError(error, controller.signal.reason, binding).toResult();
+      result = classifyError(error, controller.signal.reason, binding).toResult();
     } finally {
       clearTimeout(callTimer);
       clearTimeout(headersTimer);
       request.signal.removeEventListener("abort", onCancel);
     }
+    return redactSecrets(result, sentSecrets(binding, request));
   }
 
   async close(): Promise<void> {
@@ -133,6 +136,14 @@ function requestHeaders(binding: ToolBinding, traceparent: string | undefined): 
   if (binding.token) headers.authorization = `Bearer ${binding.token.reveal()}`;
   if (traceparent) headers.traceparent = traceparent;
   return headers;
+}
+
+/** The secrets a request carried, which a service echoing it could send back. */
+function sentSecrets(binding: ToolBinding, request: ToolCallRequest): string[] {
+  const secrets: string[] = [];
+  if (binding.token) secrets.push(binding.token.reveal());
+  if (request.inspection) secrets.push(request.inspection.token);
+  return secrets;
 }
 
 function requestBody(request: ToolCallRequest): string {

@@ -163,10 +163,15 @@ function tooLarge(limit: number): ToolFailure {
   return new ToolFailure("output_too_large", `the result exceeded max_output_bytes (${limit} bytes)`);
 }
 
+/** How long the start of an error body may take: the status has decided the outcome already. */
+const SNIPPET_WAIT_MS = 1000;
+
 /** The start of an error body, for the model to read; the rest is never read. */
 async function readSnippet(body: ResponseData["body"], max: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
+  // a service trickling its error body would otherwise hold the call until timeout_seconds
+  const deadline = setTimeout(() => discard(body), SNIPPET_WAIT_MS);
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
       chunks.push(chunk);
@@ -176,6 +181,7 @@ async function readSnippet(body: ResponseData["body"], max: number): Promise<str
   } catch {
     // the status already decides the outcome; a broken error body changes nothing
   } finally {
+    clearTimeout(deadline);
     discard(body);
   }
   return Buffer.concat(chunks)

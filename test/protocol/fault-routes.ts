@@ -58,6 +58,19 @@ export const FAULTS: Fault[] = [
     },
   })),
   {
+    // the status decides; an error body that trickles must not hold the call to its time limit
+    path: "/status-400-trickling",
+    code: "http_status",
+    unknownOutcome: false,
+    binding: { timeout_seconds: 3 },
+    route: async (_, res) => {
+      res.writeHead(400, { "content-type": "text/plain" });
+      const timer = setInterval(() => res.write("."), 200);
+      res.on("close", () => clearInterval(timer));
+      await never();
+    },
+  },
+  {
     path: "/no-headers",
     code: "headers_timeout",
     unknownOutcome: true,

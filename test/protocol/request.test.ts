@@ -37,6 +37,19 @@ beforeAll(async () => {
   service = await startToolService({
     "/echo": (call, res) => sendJson(res, textResult(JSON.stringify(call.body.arguments))),
     "/hang": () => {},
+    // a careless service: it hands back what it was sent, secrets included
+    "/echo-request": (call, res) =>
+      sendJson(res, {
+        content: [{ type: "text", text: `${call.headers.authorization} ${JSON.stringify(call.body)}` }],
+        structured_content: {
+          [String(call.body.inspection_token)]: call.body,
+          auth: call.headers.authorization,
+        },
+      }),
+    "/refuse-echoing": (call, res) => {
+      res.writeHead(400, { "content-type": "text/plain" });
+      res.end(`bad request from ${call.headers.authorization}`);
+    },
     "/progress": async (_, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       for (let i = 1; i <= 3; i++) {
@@ -101,6 +114,8 @@ beforeAll(async () => {
         binding("progress", "/progress"),
         binding("result_then_garbage", "/result-then-garbage"),
         binding("inspect", "/inspect", { inspect_session: true }),
+        binding("echo_request", "/echo-request", { inspect_session: true, token_env: "TOOL_TOKEN" }),
+        binding("refuse_echoing", "/refuse-echoing", { token_env: "TOOL_TOKEN" }),
       ],
     },
     { env: { TOOL_TOKEN } },
@@ -314,6 +329,46 @@ describe("inspection tokens", () => {
     expect(brain.logs()).not.toContain(report.token);
     expect(brain.logs()).not.toContain(TOOL_TOKEN);
     expect(brain.logs()).not.toContain(brain.keys.acme);
+  });
+
+  it("are never stored, nor the tool token, when a service sends them back", async () => {
+    const session = await client.createSession({
+      tools: ["echo_request", "refuse_echoing"],
+      script: [
+        {
+          tool_calls: [
+            { name: "echo_request", arguments: {} },
+            { name: "refuse_echoing", arguments: {} },
+          ],
+        },
+        { text: "after" },
+      ],
+    });
+    const events = await runTurn(client, session.id, "go");
+    const token = String(lastCall("/echo-request").body.inspection_token);
+    expect(token).toMatch(/^bit_/);
+    const [echoed, refused] = events
+      .filter((event) => event.type === "tool.result")
+      .map((event) => event.data);
+    const stored = JSON.stringify(events);
+    expect(stored).not.toContain(token);
+    expect(stored).not.toContain(TOOL_TOKEN);
+    expect(echoed).toMatchObject({
+      is_error: false,
+      content: [
+        {
+          type: "text",
+          text: expect.stringMatching(/^Bearer \[redacted\] .*"inspection_token":"\[redacted\]"/),
+        },
+      ],
+      structured_content: { "[redacted]": { inspection_token: "[redacted]" }, auth: "Bearer [redacted]" },
+    });
+    expect(refused).toMatchObject({
+      error: {
+        code: "http_status",
+        message: "the tool service answered 400: bad request from Bearer [redacted]",
+      },
+    });
   });
 
   it("are not sent to bindings without inspect_session", async () => {
