@@ -32,11 +32,23 @@ interface InspectionReport {
 }
 const inspections: InspectionReport[] = [];
 let otherSessionId = "";
+/** The /held route answers once the test releases it. */
+const held = (() => {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { released, release };
+})();
 
 beforeAll(async () => {
   service = await startToolService({
     "/echo": (call, res) => sendJson(res, textResult(JSON.stringify(call.body.arguments))),
     "/hang": () => {},
+    "/held": async (_, res) => {
+      await held.released;
+      sendJson(res, textResult("held, then answered"));
+    },
     // a careless service: it hands back what it was sent, secrets included
     "/echo-request": (call, res) =>
       sendJson(res, {
@@ -111,6 +123,7 @@ beforeAll(async () => {
         binding("echo", "/echo"),
         binding("echo_with_token", "/echo", { token_env: "TOOL_TOKEN" }),
         binding("hang", "/hang"),
+        binding("held", "/held"),
         binding("progress", "/progress"),
         binding("result_then_garbage", "/result-then-garbage"),
         binding("inspect", "/inspect", { inspect_session: true }),
@@ -249,39 +262,68 @@ describe("progress over SSE", () => {
 });
 
 describe("cancellation", () => {
-  async function startHangingCall() {
-    const session = await client.createSession(oneCall("hang"));
-    const before = service.calls.filter((c) => c.path === "/hang").length;
+  const callsTo = (path: string) => service.calls.filter((c) => c.path === path);
+
+  /** A session whose turn has `count` calls to /hang out at once. */
+  async function startHangingCalls(count = 1) {
+    const session = await client.createSession({
+      tools: ["hang"],
+      script: [{ tool_calls: Array.from({ length: count }, () => ({ name: "hang", arguments: {} })) }],
+    });
+    const before = callsTo("/hang").length;
     await client.sendMessage(session.id, "go");
-    while (service.calls.filter((c) => c.path === "/hang").length === before)
-      await new Promise((r) => setTimeout(r, 5));
-    return { session, call: lastCall("/hang") };
+    while (callsTo("/hang").length < before + count) await new Promise((r) => setTimeout(r, 5));
+    return { session, calls: callsTo("/hang").slice(before) };
   }
 
-  it("interrupt aborts the in-flight request: the service sees the connection close, the result is cancelled", async () => {
-    const bystander = await client.createSession(oneCall("progress"));
+  const expectCancelled = (events: SessionEvent[], count: number) => {
+    const results = events.filter((e) => e.type === "tool.result").map((e) => e.data);
+    expect(results).toHaveLength(count);
+    for (const result of results) {
+      expect(result).toMatchObject({ is_error: true, unknown_outcome: true, error: { code: "cancelled" } });
+    }
+  };
+
+  it("interrupt aborts every in-flight request: the service sees each connection close, each result is cancelled", async () => {
+    // another session's call, out while the interrupt happens
+    const bystander = await client.createSession(oneCall("held"));
+    const before = callsTo("/held").length;
     const bystanderTurn = runTurn(client, bystander.id, "go");
-    const { session, call } = await startHangingCall();
-    await client.interrupt(session.id);
-    await call.closed;
-    const events = await client.events(session.id);
-    expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({
-      is_error: true,
-      unknown_outcome: true,
-      error: { code: "cancelled" },
+    while (callsTo("/held").length === before) await new Promise((r) => setTimeout(r, 5));
+    const bystanderCall = lastCall("/held");
+    let bystanderClosed = false;
+    void bystanderCall.closed.then(() => {
+      bystanderClosed = true;
     });
+
+    const { session, calls } = await startHangingCalls(3);
+    await client.interrupt(session.id);
+    await Promise.all(calls.map((call) => call.closed));
+    const events = await client.events(session.id);
+    expectCancelled(events, 3);
     expect(events.at(-1)?.type).toBe("turn.interrupted");
-    // another session's call is untouched
+
+    // the bystander's request was not touched: it answers after the interrupt, and its result is its own
+    expect(bystanderClosed).toBe(false);
+    held.release();
     const other = await bystanderTurn;
-    expect(other.find((e) => e.type === "tool.result")?.data.is_error).toBe(false);
+    expect(other.find((e) => e.type === "tool.result")?.data).toMatchObject({
+      is_error: false,
+      content: [{ type: "text", text: "held, then answered" }],
+    });
   });
 
-  it("DELETE aborts the in-flight request too, then closes the session", async () => {
-    const { session, call } = await startHangingCall();
+  it("DELETE aborts the in-flight request too, with a cancelled result, then closes the session", async () => {
+    const { session, calls } = await startHangingCalls();
     await client.close(session.id);
-    await call.closed;
-    const types = (await client.events(session.id)).map((e) => e.type);
-    expect(types.slice(-3)).toEqual(["tool.result", "turn.interrupted", "session.closed"]);
+    await Promise.all(calls.map((call) => call.closed));
+    const events = await client.events(session.id);
+    expectCancelled(events, 1);
+    expect(events.map((e) => e.type).slice(-3)).toEqual([
+      "tool.result",
+      "turn.interrupted",
+      "session.closed",
+    ]);
   });
 });
 
