@@ -1,5 +1,9 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrainClient } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
@@ -86,14 +90,29 @@ describe("every row of the outcomes table", () => {
       expect(result.error).toBeUndefined();
       return;
     }
+    // exactly the result Brain makes: the code, whether the work may be done, and a text saying both
+    expect(Object.keys(result).sort()).toEqual([
+      "call_id",
+      "content",
+      "duration_ms",
+      "error",
+      "is_error",
+      "name",
+      "unknown_outcome",
+    ]);
     expect(result).toMatchObject({
       is_error: true,
       unknown_outcome: fault.unknownOutcome,
-      error: { code: fault.code },
+      error: { code: fault.code, message: expect.any(String) },
     });
-    const text = (result.content as { type: string; text: string }[])[0]?.text ?? "";
-    expect(text).toContain(`(${fault.code})`);
-    expect(text).toMatch(fault.unknownOutcome ? /may have done the work/ : /did not run/);
+    const { message } = result.error as { message: string };
+    expect(message.length).toBeGreaterThan(10);
+    const advice = fault.unknownOutcome
+      ? "The tool may have done the work anyway: check its effect before calling it again."
+      : "The tool did not run.";
+    expect(result.content).toEqual([
+      { type: "text", text: `Tool call failed (${fault.code}): ${message} ${advice}` },
+    ]);
   });
 
   it("unreachable: connection refused", async () => {
@@ -122,11 +141,45 @@ describe("every row of the outcomes table", () => {
   });
 });
 
+/** A key and a self-signed certificate for 127.0.0.1, made by openssl for this run. */
+function selfSigned(): { key: Buffer; cert: Buffer } {
+  const dir = mkdtempSync(join(tmpdir(), "brain-tls-"));
+  try {
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
+    return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("TLS", () => {
-  it("is unreachable when the certificate does not verify", async () => {
-    // a self-signed certificate made for this test by openssl is not needed: a TLS server with
-    // no certificate at all fails every handshake, which is the failure under test
-    const tls = createTlsServer({});
+  it.each([
+    // a server with no certificate fails every handshake
+    ["the handshake fails", () => ({}), /HANDSHAKE_FAILURE/],
+    // a well-formed certificate that no trusted authority signed
+    ["the certificate does not verify", selfSigned, /SELF_SIGNED_CERT/],
+  ])("is unreachable when %s", async (_, options, reason) => {
+    const tls = createTlsServer(options());
     await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
     const port = (tls.address() as AddressInfo).port;
     const tlsBrain = await startBrain({
@@ -150,7 +203,7 @@ describe("TLS", () => {
       expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({
         is_error: true,
         unknown_outcome: false,
-        error: { code: "unreachable" },
+        error: { code: "unreachable", message: expect.stringMatching(reason) },
       });
     } finally {
       await tlsBrain.stop();
