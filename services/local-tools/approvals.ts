@@ -66,12 +66,16 @@ export type Settled = Answer | "expired" | "aborted";
  * Approvals in SQLite, so a question asked survives a restart of the service: the operator can
  * still answer it, and the same question asked again in the same session (as a model does when a
  * call was lost) gets that answer instead of a second question. An answer is handed to one call
- * only (`delivered`). The file is opened exclusively: a second process on it fails at start
- * rather than missing the wake-ups of this one.
+ * only: an approval a live call holds is never given to another (`#held`, in memory, since no
+ * call outlives the process), and one whose answer reached a call is done with (`delivered`).
+ * The file is opened exclusively: a second process on it fails at start rather than missing the
+ * wake-ups of this one.
  */
 export class ApprovalStore {
   readonly #db: Database.Database;
   readonly #waiters = new Map<string, Set<(settled: Settled) => void>>();
+  /** Approvals a call in this process holds, from `open` until `release`. */
+  readonly #held = new Set<string>();
   readonly #now: () => number;
 
   constructor(path: string, now: () => number = Date.now) {
@@ -113,8 +117,10 @@ export class ApprovalStore {
   }
 
   /**
-   * The approval for a question: an undelivered one of the same tenant, session and question
-   * (pending, or answered while no call was waiting), or a new pending one.
+   * The approval for a question, held by the asking call until `release`: an undelivered one of
+   * the same tenant, session and question that no live call holds (its call was lost: pending, or
+   * answered while no call was waiting), or a new pending one. Two calls asking the same question
+   * at once get two approvals, so one answer cannot approve both.
    */
   open(ask: {
     tenant_id: string;
@@ -127,14 +133,16 @@ export class ApprovalStore {
     return this.#db.transaction(() => {
       const now = this.#now();
       this.#expireDue(now);
-      const earlier = this.#db
+      const candidates = this.#db
         .prepare(
           `SELECT * FROM approvals WHERE tenant_id = ? AND session_id = ? AND question = ? AND delivered = 0
-             AND status IN ('pending', 'yes', 'no') ORDER BY created_ms LIMIT 1`,
+             AND status IN ('pending', 'yes', 'no') ORDER BY created_ms`,
         )
-        .get(ask.tenant_id, ask.session_id, ask.question) as Row | undefined;
+        .all(ask.tenant_id, ask.session_id, ask.question) as Row[];
+      const earlier = candidates.find((row) => !this.#held.has(row.id));
       if (earlier) {
         this.#db.prepare("UPDATE approvals SET call_id = ? WHERE id = ?").run(ask.call_id, earlier.id);
+        this.#held.add(earlier.id);
         return toApproval({ ...earlier, call_id: ask.call_id });
       }
       const pending = this.#db
@@ -162,6 +170,7 @@ export class ApprovalStore {
            VALUES (@id, @tenant_id, @session_id, @call_id, @question, @status, @created_ms, @expires_ms)`,
         )
         .run(row);
+      this.#held.add(row.id);
       return toApproval(row);
     })();
   }
@@ -204,6 +213,8 @@ export class ApprovalStore {
   /** Wait until the approval is answered, expires, or `signal` fires. */
   waitFor(approval: Approval, signal: AbortSignal): Promise<Settled> {
     if (approval.status !== "pending") return Promise.resolve(approval.status);
+    // an abort that came first fires no event: without this the call would wait until expiry
+    if (signal.aborted) return Promise.resolve("aborted");
     return new Promise((resolve) => {
       const waiters = this.#waiters.get(approval.id) ?? new Set();
       this.#waiters.set(approval.id, waiters);
@@ -233,6 +244,11 @@ export class ApprovalStore {
   /** The answer reached a caller: the same question asked again is a new question. */
   markDelivered(id: string): void {
     this.#db.prepare("UPDATE approvals SET delivered = 1 WHERE id = ?").run(id);
+  }
+
+  /** The call that opened the approval is over; undelivered, it goes to the next call that asks. */
+  release(id: string): void {
+    this.#held.delete(id);
   }
 
   close(): void {

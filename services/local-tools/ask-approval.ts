@@ -68,42 +68,47 @@ export function askApprovalTool(store: ApprovalStore, options: AskApprovalOption
         if (error instanceof TooManyPending) throw new ToolError(error.message);
         throw error;
       }
-      const waiting = {
-        status: "waiting_for_operator",
-        approval_id: approval.id,
-        expires_at: approval.expires_at,
-      };
-      if (approval.status === "pending") ctx.progress(waiting);
-      const repeat = setInterval(() => ctx.progress(waiting), options.progressMs);
-      const settled = await store.waitFor(approval, ctx.signal).finally(() => clearInterval(repeat));
-      if (settled === "aborted") {
-        // the question stays open: a person may still answer, and asking again collects it
-        const reason =
-          ctx.signal.reason instanceof Error ? ctx.signal.reason.message : "the wait was cut short";
-        ctx.log.info({ approval_id: approval.id, reason }, "stopped waiting for an operator");
-        throw new ToolError(
-          `No answer yet: ${reason}. Approval ${approval.id} stays open; ask the same question again to collect the answer.`,
-          { approval_id: approval.id, answer: "pending" },
-        );
-      }
-      store.markDelivered(approval.id);
-      if (settled === "expired") {
-        const waited =
-          Math.round((Date.parse(approval.expires_at) - Date.parse(approval.created_at)) / 100) / 10;
-        return {
-          content: [
-            {
-              type: "text",
-              text: `No operator answered within ${waited} seconds. Treat this as not approved.`,
-            },
-          ],
-          structured_content: { approval_id: approval.id, answer: "timeout" as const },
+      try {
+        const waiting = {
+          status: "waiting_for_operator",
+          approval_id: approval.id,
+          expires_at: approval.expires_at,
         };
+        if (approval.status === "pending") ctx.progress(waiting);
+        const repeat = setInterval(() => ctx.progress(waiting), options.progressMs);
+        const settled = await store.waitFor(approval, ctx.signal).finally(() => clearInterval(repeat));
+        if (settled === "aborted") {
+          // the question stays open: a person may still answer, and asking again collects it
+          const reason =
+            ctx.signal.reason instanceof Error ? ctx.signal.reason.message : "the wait was cut short";
+          ctx.log.info({ approval_id: approval.id, reason }, "stopped waiting for an operator");
+          throw new ToolError(
+            `No answer yet: ${reason}. Approval ${approval.id} stays open; ask the same question again to collect the answer.`,
+            { approval_id: approval.id, answer: "pending" },
+          );
+        }
+        store.markDelivered(approval.id);
+        if (settled === "expired") {
+          const waited =
+            Math.round((Date.parse(approval.expires_at) - Date.parse(approval.created_at)) / 100) / 10;
+          return {
+            content: [
+              {
+                type: "text",
+                text: `No operator answered within ${waited} seconds. Treat this as not approved.`,
+              },
+            ],
+            structured_content: { approval_id: approval.id, answer: "timeout" as const },
+          };
+        }
+        return {
+          content: [{ type: "text", text: ANSWERED[settled] }],
+          structured_content: { approval_id: approval.id, answer: settled },
+        };
+      } finally {
+        // after markDelivered: an answer this call received must not go to the next one
+        store.release(approval.id);
       }
-      return {
-        content: [{ type: "text", text: ANSWERED[settled] }],
-        structured_content: { approval_id: approval.id, answer: settled },
-      };
     },
   });
 }

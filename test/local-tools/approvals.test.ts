@@ -23,17 +23,20 @@ afterAll(async () => {
   await tools?.stop();
 });
 
-const askScript = (question: string, extra: Record<string, unknown> = {}) => [
-  { tool_calls: [{ name: "ask_approval", arguments: { question, ...extra } }] },
-  { text: "The tool said: {{result}}" },
-];
-
-/** Start a turn that asks, and resolve with the approval id once Brain's SSE clients see it waiting. */
-async function askAndWait(question: string, extra: Record<string, unknown> = {}) {
-  const session = await client.createSession({ tools: ["ask_approval"], script: askScript(question, extra) });
+/**
+ * Start a turn whose model asks `calls` times at once, and resolve with the approval ids (by call)
+ * once Brain's SSE clients see every call waiting.
+ */
+async function askAndWait(question: string, extra: Record<string, unknown> = {}, calls = 1) {
+  const ask = { name: "ask_approval", arguments: { question, ...extra } };
+  const session = await client.createSession({
+    tools: ["ask_approval"],
+    script: [{ tool_calls: Array(calls).fill(ask) }, { text: "The tool said: {{result}}" }],
+  });
   const events: SessionEvent[] = [];
-  let onWaiting: (id: string) => void = () => {};
-  const waiting = new Promise<string>((resolve) => {
+  const waitingCalls = new Map<string, string>();
+  let onWaiting: () => void = () => {};
+  const waiting = new Promise<void>((resolve) => {
     onWaiting = resolve;
   });
   const turn = (async () => {
@@ -42,16 +45,19 @@ async function askAndWait(question: string, extra: Record<string, unknown> = {})
     await client.sendMessage(session.id, "please ask");
     for (let next = await first; !next.done; next = await stream.next()) {
       events.push(next.value);
-      const data = next.value.data as { data?: { status?: string; approval_id?: string } };
+      const data = next.value.data as { call_id?: string; data?: { status?: string; approval_id?: string } };
       if (next.value.type === "tool.progress" && data.data?.status === "waiting_for_operator") {
-        onWaiting(String(data.data.approval_id));
+        waitingCalls.set(String(data.call_id), String(data.data.approval_id));
+        if (waitingCalls.size === calls) onWaiting();
       }
       if (next.value.type.startsWith("turn.") && next.value.type !== "turn.started") break;
     }
     await stream.return(undefined);
     return events;
   })();
-  return { session, approvalId: await waiting, turn };
+  await waiting;
+  const approvalId = waitingCalls.values().next().value as string;
+  return { session, approvalId, waitingCalls, events, turn };
 }
 
 const assistantText = (events: SessionEvent[]) =>
@@ -120,6 +126,36 @@ describe("ask_approval end to end", () => {
       ],
       structured_content: { answer: "timeout" },
     });
+  });
+
+  it("asks two calls of one session with the same question as two approvals, each answer for one call", async () => {
+    const { waitingCalls, events, turn } = await askAndWait("Scale down the cluster?", {}, 2);
+    const [[firstCall, firstId], [secondCall, secondId]] = [...waitingCalls] as [
+      [string, string],
+      [string, string],
+    ];
+    expect(firstId).not.toBe(secondId);
+    const pending = (await operator(tools, "GET", "/operator/approvals")).json().approvals;
+    expect(pending.map((approval: { id: string }) => approval.id).sort()).toEqual([firstId, secondId].sort());
+
+    await operator(tools, "POST", `/operator/approvals/${firstId}`, { body: { answer: "yes" } });
+    const resultOf = (callId: string) =>
+      events.find((event) => event.type === "tool.result" && event.data.call_id === callId);
+    await expect.poll(() => resultOf(firstCall)).toBeDefined();
+    expect(resultOf(firstCall)?.data).toMatchObject({
+      structured_content: { approval_id: firstId, answer: "yes" },
+    });
+    // the other call still waits for its own answer
+    expect(resultOf(secondCall)).toBeUndefined();
+    expect((await operator(tools, "GET", `/operator/approvals/${secondId}`)).json().status).toBe("pending");
+
+    await operator(tools, "POST", `/operator/approvals/${secondId}`, { body: { answer: "no" } });
+    await turn;
+    expect(resultOf(secondCall)?.data).toMatchObject({
+      content: [{ type: "text", text: "Operator answered no." }],
+      structured_content: { approval_id: secondId, answer: "no" },
+    });
+    expect(events.at(-1)?.type).toBe("turn.completed");
   });
 });
 
