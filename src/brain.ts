@@ -18,7 +18,7 @@ import { ToolDispatcher } from "./tools/dispatch.js";
 export interface StartOptions {
   /** Where log lines go (tests capture them); stdout by default. */
   logDestination?: DestinationStream;
-  /** Environment for the proxy variables; process.env by default. */
+  /** Environment for the proxy variables of tool and model calls; process.env by default. */
   env?: NodeJS.ProcessEnv;
   sseKeepAliveMs?: number;
   /** Opens the store instead of Brain's SqliteStore (embedders, fault tests); Brain closes it when it stops. */
@@ -48,7 +48,7 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
   const providers = new Map(
     await Promise.all(
       [...config.models].map(
-        async ([name, entry]) => [name, await createModelProvider(entry, { logger })] as const,
+        async ([name, entry]) => [name, await createModelProvider(entry, { logger, ...(options.env && { env: options.env }) })] as const,
       ),
     ),
   );

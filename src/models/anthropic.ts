@@ -26,6 +26,7 @@ export class AnthropicModel implements ModelProvider {
   constructor(
     private readonly config: AnthropicConfig,
     private readonly logger?: Logger,
+    env?: NodeJS.ProcessEnv,
   ) {
     this.#settings = providerSettings(config);
     const key = config.apiKey?.reveal();
@@ -35,7 +36,7 @@ export class AnthropicModel implements ModelProvider {
       apiKey: key ?? "none",
       // a keyless server of your own gets no credential header at all
       ...(key === undefined && { defaultHeaders: { authorization: null, "x-api-key": null } }),
-      fetch: providerFetch(),
+      fetch: providerFetch(env),
       maxRetries: 0,
       timeout: this.#settings.idleMs,
       logLevel: "off",

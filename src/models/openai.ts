@@ -32,6 +32,7 @@ export class OpenAIModel implements ModelProvider {
   constructor(
     private readonly config: OpenAIConfig,
     private readonly logger?: Logger,
+    env?: NodeJS.ProcessEnv,
   ) {
     this.#settings = providerSettings(config);
     const key = config.apiKey?.reveal();
@@ -43,7 +44,7 @@ export class OpenAIModel implements ModelProvider {
       ...(key === undefined && { defaultHeaders: { authorization: null } }),
       organization: null,
       project: null,
-      fetch: providerFetch(),
+      fetch: providerFetch(env),
       maxRetries: 0,
       timeout: this.#settings.idleMs,
       logLevel: "off",

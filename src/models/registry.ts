@@ -10,18 +10,18 @@ import { ScriptedModel } from "./scripted.js";
  */
 export async function createModelProvider(
   entry: ModelConfig,
-  options: { logger?: Logger } = {},
+  options: { logger?: Logger; env?: NodeJS.ProcessEnv } = {},
 ): Promise<ModelProvider> {
   switch (entry.provider) {
     case "scripted":
       return new ScriptedModel(entry.script);
     case "anthropic": {
       const { AnthropicModel } = await import("./anthropic.js");
-      return new AnthropicModel(entry, options.logger);
+      return new AnthropicModel(entry, options.logger, options.env);
     }
     case "openai": {
       const { OpenAIModel } = await import("./openai.js");
-      return new OpenAIModel(entry, options.logger);
+      return new OpenAIModel(entry, options.logger, options.env);
     }
   }
 }

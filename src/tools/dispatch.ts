@@ -1,5 +1,6 @@
-import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
+import type { Dispatcher } from "undici";
 import type { ToolBinding } from "../config/load.js";
+import { environmentAgent } from "../http-agent.js";
 import { describeErrors } from "../validation.js";
 import { ToolFailure } from "./outcome.js";
 import { readToolResponse } from "./read-result.js";
@@ -45,10 +46,6 @@ const UNREACHABLE_CODES = new Set([
   "UND_ERR_PRX_TLS",
 ]);
 
-function hasProxy(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy);
-}
-
 /**
  * Sends tool calls: one POST per call, never retried, never redirected, over keep-alive pools
  * (one per origin, inside undici's Agent), through the environment's proxy when one is set.
@@ -57,16 +54,10 @@ export class ToolDispatcher {
   readonly #dispatcher: Dispatcher;
 
   constructor(private readonly options: DispatcherOptions) {
-    const env = options.env ?? process.env;
-    const agentOptions = { keepAliveTimeout: 10_000, connections: null, pipelining: 1 } as const;
-    this.#dispatcher = hasProxy(env)
-      ? new EnvHttpProxyAgent({
-          ...agentOptions,
-          httpProxy: env.HTTP_PROXY ?? env.http_proxy,
-          httpsProxy: env.HTTPS_PROXY ?? env.https_proxy,
-          noProxy: env.NO_PROXY ?? env.no_proxy,
-        })
-      : new Agent(agentOptions);
+    this.#dispatcher = environmentAgent(
+      { keepAliveTimeout: 10_000, connections: null, pipelining: 1 },
+      options.env,
+    );
   }
 
   async call(request: ToolCallRequest): Promise<ToolResult> {

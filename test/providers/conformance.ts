@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrainClient, SessionEvent, StoredEvent } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { closedPort } from "../helpers/ports.js";
+import { startForwardProxy } from "../helpers/proxy.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { runTurn } from "../helpers/turns.js";
 import { type FakeModelServer, type Reply, startFakeModelServer } from "./fake-model-server.js";
@@ -78,6 +79,18 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
   let fastAnswered = 0;
   const fastWaiters: (() => void)[] = [];
 
+  /** A model entry on the fake (started in beforeAll). */
+  const model = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    provider: adapter.provider,
+    model: "test-model",
+    api_key_env: "PROVIDER_KEY",
+    base_url: adapter.baseUrl(fake.url),
+    timeout_seconds: 5,
+    max_retry_wait_seconds: 0.05,
+    ...extra,
+  });
+
   beforeAll(async () => {
     fake = await startFakeModelServer();
     const closedUrl = `http://127.0.0.1:${await closedPort()}`;
@@ -112,16 +125,6 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
       input_schema: textSchema,
       url: tools.at(`/${name}`),
       tenants: ["acme"],
-    });
-    const model = (name: string, extra: Record<string, unknown> = {}) => ({
-      name,
-      provider: adapter.provider,
-      model: "test-model",
-      api_key_env: "PROVIDER_KEY",
-      base_url: adapter.baseUrl(fake.url),
-      timeout_seconds: 5,
-      max_retry_wait_seconds: 0.05,
-      ...extra,
     });
     brain = await startBrain(
       {
@@ -305,6 +308,37 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
       const [request] = lastRequests(1);
       expect(request?.headers.authorization).toBeUndefined();
       expect(request?.headers["x-api-key"]).toBeUndefined();
+    });
+  });
+
+  describe(`${adapter.provider}: the network`, () => {
+    it("reaches the provider through HTTP_PROXY, and directly when NO_PROXY covers it", async () => {
+      const proxy = await startForwardProxy();
+      const through = async (env: Record<string, string>) => {
+        const proxied = await startBrain(
+          { models: [model("default")] },
+          { env: { PROVIDER_KEY }, start: { env: { ...env, PROVIDER_KEY } } },
+        );
+        try {
+          fake.enqueue(adapter.text("proxied"));
+          const c = proxied.client();
+          const session = await c.createSession({});
+          const events = await runTurn(c, session.id, "hi");
+          return events.at(-1)?.type;
+        } finally {
+          await proxied.stop();
+        }
+      };
+      try {
+        expect(await through({ HTTP_PROXY: proxy.url })).toBe("turn.completed");
+        const fakeHost = new URL(fake.url).host;
+        expect(proxy.carried.some((line) => line.includes(fakeHost))).toBe(true);
+        const carried = proxy.carried.length;
+        expect(await through({ HTTP_PROXY: proxy.url, NO_PROXY: "127.0.0.1" })).toBe("turn.completed");
+        expect(proxy.carried.length).toBe(carried);
+      } finally {
+        await proxy.close();
+      }
     });
   });
 
