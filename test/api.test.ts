@@ -43,6 +43,11 @@ beforeAll(async () => {
           tenants: ["acme", "globex"],
         },
       ],
+      models: [
+        { name: "default", provider: "scripted" },
+        // never called: it is here so that a session config can name a model that is not scripted
+        { name: "local", provider: "openai", model: "qwen3:8b", base_url: "http://127.0.0.1:9/v1" },
+      ],
       limits: { max_request_bytes: 4096 },
     },
     { env: { TOOLS_KEY: "tool-token-abcdef" } },
@@ -150,6 +155,10 @@ describe("sessions", () => {
     [{ config: { tools: ["echo", "secret_tool"] } }, 'config.tools[1]: unknown tool "secret_tool"'],
     [{ config: { model: "gpt-9" } }, 'config.model: unknown model "gpt-9"'],
     [{ config: { max_steps: 500 } }, "config.max_steps: must be at most 32 (limits.max_steps_per_turn)"],
+    [
+      { config: { model: "local", script: [{ text: "hi" }] } },
+      'config.script: needs a model whose provider is "scripted"; model "local" is provider "openai"',
+    ],
     [{ config: { tools: "echo" } }, "config.tools: must be array"],
     [{ config: { tools: ["echo"], colour: 1 } }, "config.colour: unknown field"],
     [{ configuration: {} }, "configuration: unknown field"],

@@ -1,10 +1,12 @@
+import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { BrainClient } from "../client/client.js";
-import { recordSession } from "../models/recording.js";
+import { BrainApiError, type BrainClient } from "../client/client.js";
+import { parseRecordingFile, type RecordingFile, recordSession } from "../models/recording.js";
 import { type ComparableEvent, canonical, compareReplay } from "../models/replay-diff.js";
 import {
   type CommandIo,
   describeFailure,
+  fetchRecording,
   processIo,
   readAllEvents,
   sessionCommand,
@@ -14,6 +16,7 @@ const HELP = `brain replay — replay a stored session with the scripted model, 
 
 Usage:
   brain replay SESSION_ID --model NAME [--url URL] [--turn-timeout SECONDS]
+  brain replay FILE --model NAME [--url URL] [--turn-timeout SECONDS]
 
 Records the session's model steps (as \`brain script\` prints them), opens a new session with the
 same tools, system prompt and max_steps, whose model is NAME with the recording as its script,
@@ -22,8 +25,14 @@ recorded ones, ids, times and durations aside. This is how a tool author replays
 against a changed tool service, with no provider key and no network. Prints the new session's id
 and every difference; exits 0 when there is none, 1 when something changed, 2 on bad usage.
 
+SESSION_ID (ses_ and letters and digits) is a session stored in this Brain. Anything else is a
+recording file that \`brain script SESSION_ID --out FILE\` wrote, perhaps on another Brain: it holds
+the messages, script and events, so any Brain with a scripted model NAME and the same tools
+replays it (write ./ses_… for a file whose name looks like a session id).
+
 Options:
-  --model NAME             a model of provider "scripted" in Brain's host config (required)
+  --model NAME             a model of provider "scripted" in Brain's host config (required);
+                           Brain refuses any other, which would call its provider
   --url URL                Brain's URL (default: $BRAIN_URL, else http://127.0.0.1:8080)
   --turn-timeout SECONDS   the longest wait for one turn to end (default 300)
   -h, --help               this help`;
@@ -31,36 +40,31 @@ Options:
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
 const POLL_MS = 50;
 const SHOWN_CHARS = 300;
+// the shape of newId("ses"); a path has a dot or a slash, and ./ses_x makes any name a path
+const SESSION_ID = /^ses_[0-9a-z]+$/;
 
 export async function run(args: string[], io: CommandIo = processIo): Promise<number> {
-  const command = sessionCommand("replay", HELP, args, io, ["model", "turn-timeout"]);
+  const command = sessionCommand("replay", HELP, args, io, ["model", "turn-timeout"], "SESSION_ID or FILE");
   if (typeof command === "number") return command;
-  const { client, options, usage } = command;
-  if (!options.model)
-    return usage("--model is required: the name of a scripted model in Brain's host config");
+  const { client, options, usage, argument } = command;
+  const model = options.model;
+  if (!model) return usage("--model is required: the name of a scripted model in Brain's host config");
   const turnTimeout = Number(options["turn-timeout"] ?? 300);
   if (!(turnTimeout > 0))
     return usage(`--turn-timeout must be a positive number, not "${options["turn-timeout"]}"`);
 
-  const recordedId = command.sessionId;
   try {
-    const original = await client.getSession(recordedId);
-    const recorded = await readAllEvents(client, recordedId);
-    const recording = recordSession(recorded);
-    for (const note of recording.notes) io.stderr(`note: ${note}\n`);
-    const replay = await client.createSession({
-      model: options.model,
-      tools: original.config.tools,
-      ...(original.config.system !== undefined && { system: original.config.system }),
-      max_steps: original.config.max_steps,
-      metadata: { replay_of: recordedId },
-      script: recording.script,
-    });
+    const { file, notes } = SESSION_ID.test(argument)
+      ? await fetchRecording(client, argument)
+      : readRecording(argument);
+    for (const note of notes) io.stderr(`note: ${note}\n`);
+    const replayId = await openReplay(client, file, model);
+    const source = file.session_id === argument ? argument : `${argument} (${file.session_id})`;
     io.stdout(
-      `replaying ${recordedId} as ${replay.id}: ${recording.messages.length} messages, ${recording.script.length} model steps\n`,
+      `replaying ${source} as ${replayId}: ${file.messages.length} messages, ${file.script.length} model steps\n`,
     );
-    for (const message of recording.messages) await runTurn(client, replay.id, message, turnTimeout * 1000);
-    const differences = compareReplay(recorded, await readAllEvents(client, replay.id));
+    for (const message of file.messages) await runTurn(client, replayId, message, turnTimeout * 1000);
+    const differences = compareReplay(file.events, await readAllEvents(client, replayId));
     for (const { index, recorded: before, replayed: after } of differences) {
       io.stdout(`event ${index + 1} differs:\n  recorded: ${shown(before)}\n  replayed: ${shown(after)}\n`);
     }
@@ -70,6 +74,39 @@ export async function run(args: string[], io: CommandIo = processIo): Promise<nu
   } catch (error) {
     io.stderr(`brain replay: ${describeFailure(error)}\n`);
     return 1;
+  }
+}
+
+/** A recording file written by `brain script --out`, and its notes; throws what is wrong with it. */
+function readRecording(path: string): { file: RecordingFile; notes: string[] } {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  const parsed = parseRecordingFile(text);
+  if (!parsed.ok) {
+    throw new Error(
+      `${path} is not a recording file of \`brain script --out\`:\n  ${parsed.problems.join("\n  ")}`,
+    );
+  }
+  return { file: parsed.value, notes: recordSession(parsed.value.events).notes };
+}
+
+/** Open the session that replays `file` with `model`; a refusal says which --model it was. */
+async function openReplay(client: BrainClient, file: RecordingFile, model: string): Promise<string> {
+  try {
+    const replay = await client.createSession({
+      model,
+      ...file.config,
+      metadata: { replay_of: file.session_id },
+      script: file.script,
+    });
+    return replay.id;
+  } catch (error) {
+    if (!(error instanceof BrainApiError)) throw error;
+    throw new Error(`Brain refused a replay session with --model ${model}: ${describeFailure(error)}`);
   }
 }
 

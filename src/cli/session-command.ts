@@ -1,4 +1,5 @@
 import { BrainApiError, BrainClient, type StoredEvent } from "../client/client.js";
+import { type RecordingFile, recordingFile } from "../models/recording.js";
 import { httpUrlProblem, parseCommandLine } from "./command-line.js";
 
 /** Where a command writes and what it reads from its environment; tests pass their own. */
@@ -26,9 +27,10 @@ export function connect(url: string | undefined, env: NodeJS.ProcessEnv): BrainC
   return new BrainClient(base, key);
 }
 
-/** A command about one stored session: its id, a client for Brain, and the command's own options. */
+/** A command about one stored session: its argument, a client for Brain, and the command's own options. */
 export interface SessionCommand {
-  sessionId: string;
+  /** The session's id, or what the command takes in its place (`what`). */
+  argument: string;
   client: BrainClient;
   options: Record<string, string | undefined>;
   /** Report bad usage, with the help; returns the exit code, 2. */
@@ -37,7 +39,7 @@ export interface SessionCommand {
 
 /**
  * Read `brain NAME SESSION_ID [--url URL] [--OPTION VALUE …]`: the command, or the exit code when
- * there is nothing more to do (--help, bad usage).
+ * there is nothing more to do (--help, bad usage). `what` names the argument in a usage problem.
  */
 export function sessionCommand(
   name: string,
@@ -45,12 +47,13 @@ export function sessionCommand(
   args: string[],
   io: CommandIo,
   optionNames: readonly string[] = [],
+  what = "SESSION_ID",
 ): SessionCommand | number {
   const usage = (message: string) => {
     io.stderr(`brain ${name}: ${message}\n\n${help}\n`);
     return 2;
   };
-  const parsed = parseCommandLine(args, "SESSION_ID", ["url", ...optionNames]);
+  const parsed = parseCommandLine(args, what, ["url", ...optionNames]);
   if (parsed.help) {
     io.stdout(`${help}\n`);
     return 0;
@@ -59,7 +62,7 @@ export function sessionCommand(
   const { url, ...options } = parsed.flags;
   const client = connect(url, io.env);
   if ("problem" in client) return usage(client.problem);
-  return { sessionId: parsed.argument, client, options, usage };
+  return { argument: parsed.argument, client, options, usage };
 }
 
 const PAGE = 10_000;
@@ -72,6 +75,15 @@ export async function readAllEvents(client: BrainClient, sessionId: string): Pro
     events.push(...page);
     if (page.length < PAGE) return events;
   }
+}
+
+/** A stored session as a recording file, and the notes on what a replay of it will not reproduce. */
+export async function fetchRecording(
+  client: BrainClient,
+  sessionId: string,
+): Promise<{ file: RecordingFile; notes: string[] }> {
+  const session = await client.getSession(sessionId);
+  return recordingFile(session, await readAllEvents(client, sessionId));
 }
 
 /** What went wrong talking to Brain, for people: the API's code and message, or why it could not be reached. */

@@ -1,5 +1,11 @@
-import type { ScriptedStep } from "../config/schema.js";
+import { type Static, Type } from "@sinclair/typebox";
+import { type ScriptedStep, ScriptSchema } from "../config/schema.js";
 import type { MessageAssistantData, StoredEvent, TurnEndedWithErrorData } from "../sessions/events.js";
+import { type SessionConfig, SessionConfigSchema } from "../sessions/session-config.js";
+import { check, compile } from "../validation.js";
+
+/** A stored event as a recording needs it: its seq and time are the recorded Brain's own. */
+export type RecordedEvent = Pick<StoredEvent, "data"> & { type: string };
 
 /** A stored session as the scripted model can play it back. */
 export interface Recording {
@@ -24,7 +30,7 @@ export const RECORDED_END_STOP_REASON = "recorded_turn_ended";
  * model gave them), stop reason and usage, so that the scripted model replays the same
  * conversation against the tools as they are now — without a key or a network.
  */
-export function recordSession(events: readonly StoredEvent[]): Recording {
+export function recordSession(events: readonly RecordedEvent[]): Recording {
   const script: ScriptedStep[] = [];
   const messages: string[] = [];
   const notes: string[] = [];
@@ -61,4 +67,65 @@ function stepOf(data: MessageAssistantData): ScriptedStep {
     ...(data.stop_reason !== usual && { stop_reason: data.stop_reason }),
     ...((data.usage.input_tokens > 0 || data.usage.output_tokens > 0) && { usage: data.usage }),
   };
+}
+
+const strict = { additionalProperties: false } as const;
+
+/**
+ * A recorded session in a file of its own, which `brain script --out` writes and `brain replay`
+ * plays: everything a replay needs, so it runs on any Brain with a scripted model and the same
+ * tools — not only on the one whose store holds the session.
+ */
+export const RecordingFileSchema = Type.Object(
+  {
+    brain_recording: Type.Literal(1, { description: "The version of this file's format." }),
+    session_id: Type.String({ minLength: 1, description: "The recorded session, on the Brain it ran on." }),
+    config: Type.Pick(SessionConfigSchema, ["tools", "system", "max_steps"]),
+    messages: Type.Array(Type.String({ minLength: 1 }), { description: "The user messages, in order." }),
+    script: ScriptSchema,
+    events: Type.Array(
+      Type.Object(
+        { type: Type.String({ minLength: 1 }), data: Type.Record(Type.String(), Type.Unknown()) },
+        strict,
+      ),
+      { description: "The recorded events, which the replay's are compared with." },
+    ),
+  },
+  strict,
+);
+export type RecordingFile = Static<typeof RecordingFileSchema>;
+
+const validateRecordingFile = compile<RecordingFile>(RecordingFileSchema);
+
+/** The recording file of a session, and the notes on what a replay of it will not reproduce. */
+export function recordingFile(
+  session: { id: string; config: Pick<SessionConfig, "tools" | "system" | "max_steps"> },
+  events: readonly RecordedEvent[],
+): { file: RecordingFile; notes: string[] } {
+  const { script, messages, notes } = recordSession(events);
+  const { tools, system, max_steps } = session.config;
+  return {
+    file: {
+      brain_recording: 1,
+      session_id: session.id,
+      config: { tools, ...(system !== undefined && { system }), max_steps },
+      messages,
+      script,
+      events: events.map(({ type, data }) => ({ type, data })),
+    },
+    notes,
+  };
+}
+
+/** Read a recording file's text: the recording, or one problem per line, each naming its field. */
+export function parseRecordingFile(
+  text: string,
+): { ok: true; value: RecordingFile } | { ok: false; problems: string[] } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, problems: [`not JSON: ${(error as Error).message}`] };
+  }
+  return check(validateRecordingFile, value);
 }

@@ -1,5 +1,5 @@
 import type { StoredEvent } from "../sessions/events.js";
-import { RECORDED_END_STOP_REASON } from "./recording.js";
+import { RECORDED_END_STOP_REASON, type RecordedEvent } from "./recording.js";
 
 /** An event as a replay must reproduce it: without the ids, times and durations that differ on every run. */
 export interface ComparableEvent {
@@ -18,7 +18,7 @@ export interface ReplayDifference {
 const SESSION_EVENTS = new Set(["session.created", "session.closed"]);
 
 /** The events of the session's turns, made comparable. */
-export function comparableEvents(events: readonly StoredEvent[]): ComparableEvent[] {
+export function comparableEvents(events: readonly RecordedEvent[]): ComparableEvent[] {
   return events
     .filter((event) => !SESSION_EVENTS.has(event.type))
     .map(({ type, data }) => ({ type, data: withoutRunIds(data) }));
@@ -30,7 +30,7 @@ export function comparableEvents(events: readonly StoredEvent[]): ComparableEven
  * there the replay ends the turn with the recording's empty answer instead.
  */
 export function compareReplay(
-  recorded: readonly StoredEvent[],
+  recorded: readonly RecordedEvent[],
   replayed: readonly StoredEvent[],
 ): ReplayDifference[] {
   const before = turnsOf(comparableEvents(recorded));

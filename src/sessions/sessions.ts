@@ -43,8 +43,16 @@ export class Sessions {
   async create(tenantId: string, input: SessionConfigInput = {}): Promise<SessionRecord | ApiError> {
     const { config } = this.deps;
     const model = input.model ?? config.defaultModel;
-    if (!config.models.has(model))
-      return new ApiError("invalid_request", `config.model: unknown model "${model}"`);
+    const entry = config.models.get(model);
+    if (!entry) return new ApiError("invalid_request", `config.model: unknown model "${model}"`);
+    // only the scripted model plays a script: any other would ignore it and call its provider,
+    // so a replay meant to need no key, network or money would quietly need all three
+    if (input.script !== undefined && entry.provider !== "scripted") {
+      return new ApiError(
+        "invalid_request",
+        `config.script: needs a model whose provider is "scripted"; model "${model}" is provider "${entry.provider}"`,
+      );
+    }
     for (const [i, name] of (input.tools ?? []).entries()) {
       if (!config.tools.get(name)?.tenants.has(tenantId)) {
         return new ApiError("invalid_request", `config.tools[${i}]: unknown tool "${name}"`);

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run as replay } from "../../src/cli/replay-command.js";
 import { run as script } from "../../src/cli/script-command.js";
@@ -17,8 +20,18 @@ let client: BrainClient;
 /** The tool service as changed by its author after the session was recorded. */
 let shouting = false;
 let recordedId: string;
+let dir: string;
 
 const textSchema = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };
+/** The tool bindings of every Brain here: a replay needs the same tools, wherever it runs. */
+const bindings = () =>
+  ["echo", "weather"].map((name) => ({
+    name,
+    description: `The ${name} tool.`,
+    input_schema: textSchema,
+    url: tools.at(`/${name}`),
+    tenants: ["acme"],
+  }));
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
@@ -41,17 +54,12 @@ beforeAll(async () => {
         },
         { name: "replay", provider: "scripted" },
       ],
-      tools: ["echo", "weather"].map((name) => ({
-        name,
-        description: `The ${name} tool.`,
-        input_schema: textSchema,
-        url: tools.at(`/${name}`),
-        tenants: ["acme"],
-      })),
+      tools: bindings(),
     },
     { env: { PROVIDER_KEY } },
   );
   client = brain.client();
+  dir = mkdtempSync(join(tmpdir(), "brain-recording-"));
 
   // a real session against the provider: parallel calls, a call cut off at max_tokens, two turns
   fake.enqueue(
@@ -85,19 +93,25 @@ afterAll(async () => {
   await brain?.stop();
   await tools?.close();
   await fake?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Run a command in this process, against the Brain above over HTTP, capturing what it prints. */
-async function command(run: typeof script, args: string[], env: Record<string, string> = {}) {
+/** Run a command in this process, against a Brain (the one above) over HTTP, capturing what it prints. */
+async function command(
+  run: typeof script,
+  args: string[],
+  env: Record<string, string> = {},
+  target: TestBrain = brain,
+) {
   const out = { stdout: "", stderr: "" };
-  const code = await run([...args, "--url", brain.url], {
+  const code = await run([...args, "--url", target.url], {
     stdout: (text) => {
       out.stdout += text;
     },
     stderr: (text) => {
       out.stderr += text;
     },
-    env: { BRAIN_API_KEY: brain.keys.acme, ...env },
+    env: { BRAIN_API_KEY: target.keys.acme, ...env },
   });
   return { code, ...out };
 }
@@ -230,6 +244,68 @@ describe("brain replay", () => {
     const replayId = /as (ses_\w+)/.exec(result.stdout)?.[1] ?? "";
     const replayedCalls = (await client.events(replayId)).filter((e) => e.type === "tool.call");
     expect(replayedCalls.map((e) => e.data.arguments)).toEqual([{ text: "first" }, { text: "third" }]);
+  });
+
+  it("refuses a model that is not scripted, before anything reaches its provider", async () => {
+    const requestsBefore = fake.requests.length;
+    const sessionsBefore = (await client.listSessions({ limit: 100 })).sessions.length;
+    const result = await command(replay, [recordedId, "--model", "claude"]);
+    expect(result).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: expect.stringMatching(/^brain replay: .*--model claude: invalid_request: config\.script: /),
+    });
+    expect(fake.requests.length).toBe(requestsBefore);
+    expect((await client.listSessions({ limit: 100 })).sessions.length).toBe(sessionsBefore);
+  });
+
+  it("replays a file of `brain script --out` on another Brain: no key, no provider, no copy of the store", async () => {
+    const path = join(dir, "weather.json");
+    const written = await command(script, [recordedId, "--out", path]);
+    expect(written).toMatchObject({
+      code: 0,
+      stderr: "",
+      stdout: expect.stringContaining(`wrote ${path}: 2 messages, 4 model steps;`),
+    });
+    const file = JSON.parse(readFileSync(path, "utf8"));
+    expect(file).toMatchObject({
+      brain_recording: 1,
+      session_id: recordedId,
+      config: { tools: ["echo", "weather"], system: "Be brief.", max_steps: 32 },
+      messages: ["weather please", "echo something long"],
+      script: JSON.parse((await command(script, [recordedId])).stdout),
+    });
+
+    // the tool author's laptop: the scripted model only, the same tools, its own empty store
+    const laptop = await startBrain({ tools: bindings() });
+    try {
+      const requestsBefore = fake.requests.length;
+      const result = await command(replay, [path, "--model", "default"], {}, laptop);
+      expect(result).toMatchObject({ code: 0, stderr: "" });
+      expect(result.stdout.startsWith(`replaying ${path} (${recordedId}) as ses_`)).toBe(true);
+      expect(result.stdout).toMatch(/: 2 messages, 4 model steps\nno differences\n$/);
+      shouting = true;
+      const changed = await command(replay, [path, "--model", "default"], {}, laptop);
+      expect(changed.code).toBe(1);
+      expect(changed.stdout).toContain('replayed: tool.result {"content":[{"text":"HELLO","type":"text"}]');
+      expect(fake.requests.length).toBe(requestsBefore);
+    } finally {
+      shouting = false;
+      await laptop.stop();
+    }
+  });
+
+  it("says what is wrong with a file that is not a recording", async () => {
+    const path = join(dir, "not-a-recording.json");
+    writeFileSync(path, JSON.stringify({ messages: ["hi"], script: [] }));
+    expect(await command(replay, [path, "--model", "replay"])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("brain_recording: is required"),
+    });
+    expect(await command(replay, [join(dir, "missing.json"), "--model", "replay"])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("cannot read"),
+    });
   });
 
   it("shows what a changed tool service now answers differently, and exits 1", async () => {
