@@ -29,6 +29,7 @@ export const OPERATOR_PAGE = `<!doctype html>
   <button type="submit">Use</button>
 </form>
 <p id="status"></p>
+<p id="outcome"></p>
 <div id="list"></div>
 <script>
 const $ = (id) => document.getElementById(id);
@@ -56,15 +57,16 @@ function el(tag, text, className) {
   if (className) node.className = className;
   return node;
 }
+// the outcome has its own line: the list's refresh, which clears #status, must not erase why an answer was refused
 async function answer(id, value) {
   try {
     await api("/operator/approvals/" + encodeURIComponent(id), {
       method: "POST",
       body: JSON.stringify({ answer: value, by: sessionStorage.getItem("operator-name") || undefined }),
     });
-    $("status").textContent = "";
+    $("outcome").textContent = id + ": answered " + value;
   } catch (error) {
-    $("status").textContent = error.message;
+    $("outcome").textContent = id + ": " + error.message;
   }
   refresh();
 }
