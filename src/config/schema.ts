@@ -66,7 +66,6 @@ const providerModelFields = {
     Type.String({ minLength: 1, description: "The API's base URL; the provider's public API by default." }),
   ),
   max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
   timeout_seconds: Type.Optional(
     Type.Number({
       exclusiveMinimum: 0,
@@ -95,8 +94,23 @@ const providerModelFields = {
 };
 
 export const ModelSchema = TaggedUnion("provider", [
-  Type.Object({ ...providerModelFields, provider: Type.Literal("anthropic") }, strict),
-  Type.Object({ ...providerModelFields, provider: Type.Literal("openai") }, strict),
+  // each API's own temperature range
+  Type.Object(
+    {
+      ...providerModelFields,
+      provider: Type.Literal("anthropic"),
+      temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    },
+    strict,
+  ),
+  Type.Object(
+    {
+      ...providerModelFields,
+      provider: Type.Literal("openai"),
+      temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    },
+    strict,
+  ),
   Type.Object({ name: Id, provider: Type.Literal("scripted"), script: Type.Optional(ScriptSchema) }, strict),
 ]);
 

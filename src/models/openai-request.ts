@@ -16,6 +16,11 @@ export interface OpenAISettings {
   official: boolean;
 }
 
+/** Whether `base_url` is OpenAI's own API: by default, or named. */
+export function isOfficialOpenAI(baseUrl: string | undefined): boolean {
+  return baseUrl === undefined || new URL(baseUrl).hostname === "api.openai.com";
+}
+
 /** The streamed Chat Completions request for one model call. */
 export function openAIRequest(
   request: ModelRequest,

@@ -1,7 +1,7 @@
 import OpenAI, { type APIError } from "openai";
 import type { ModelConfig } from "../config/load.js";
 import type { Logger } from "../telemetry/logger.js";
-import { openAIRequest } from "./openai-request.js";
+import { isOfficialOpenAI, openAIRequest } from "./openai-request.js";
 import { OpenAIStreamFold } from "./openai-stream.js";
 import type { ModelProvider, ModelReply, ModelRequest } from "./provider.js";
 import { providerFetch } from "./provider-fetch.js";
@@ -28,6 +28,7 @@ const ERRORS: SdkErrors<APIError> = {
 export class OpenAIModel implements ModelProvider {
   readonly #client: OpenAI;
   readonly #settings: ProviderSettings;
+  readonly #official: boolean;
 
   constructor(
     private readonly config: OpenAIConfig,
@@ -35,6 +36,7 @@ export class OpenAIModel implements ModelProvider {
     env?: NodeJS.ProcessEnv,
   ) {
     this.#settings = providerSettings(config);
+    this.#official = isOfficialOpenAI(config.base_url);
     const key = config.apiKey?.reveal();
     this.#client = new OpenAI({
       // explicit, so no OPENAI_* variable changes where requests go or what they carry
@@ -52,7 +54,7 @@ export class OpenAIModel implements ModelProvider {
   }
 
   complete(request: ModelRequest): Promise<ModelReply> {
-    const params = openAIRequest(request, { ...this.config, official: this.config.base_url === undefined });
+    const params = openAIRequest(request, { ...this.config, official: this.#official });
     return completeStreamed({
       request,
       settings: this.#settings,

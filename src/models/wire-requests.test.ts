@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ToolResultEventData } from "../sessions/events.js";
 import { anthropicRequest } from "./anthropic-request.js";
-import { openAIRequest } from "./openai-request.js";
+import { isOfficialOpenAI, openAIRequest } from "./openai-request.js";
 import type { ConversationMessage, ModelRequest } from "./provider.js";
 import { resultParts } from "./result-parts.js";
 
@@ -84,6 +84,13 @@ describe("the Anthropic request", () => {
 
 describe("the Chat Completions request", () => {
   const tools = [{ name: "t", description: "d", input_schema: { type: "object" } }];
+
+  it("knows OpenAI's own API by default and by name, and nothing else for it", () => {
+    expect(isOfficialOpenAI(undefined)).toBe(true);
+    expect(isOfficialOpenAI("https://api.openai.com/v1")).toBe(true);
+    expect(isOfficialOpenAI("http://127.0.0.1:11434/v1")).toBe(false);
+    expect(isOfficialOpenAI("https://openrouter.ai/api/v1")).toBe(false);
+  });
 
   it("asks OpenAI for max_completion_tokens and compatible servers for max_tokens", () => {
     const messages: ConversationMessage[] = [{ role: "user", content: "hi" }];

@@ -29,6 +29,21 @@ describe("model entries in the host config", () => {
     expect(JSON.stringify(entry)).not.toContain(KEY);
   });
 
+  it("holds temperature to each API's range: 0 to 1 for Anthropic, 0 to 2 for OpenAI", () => {
+    const entry = (provider: string, temperature: number) => ({
+      name: `${provider}-${temperature}`,
+      provider,
+      model: "m",
+      api_key_env: "ANTHROPIC_API_KEY",
+      temperature,
+    });
+    expect(load([entry("anthropic", 1), entry("openai", 2)]).ok).toBe(true);
+    expect(load([entry("anthropic", 1.5), entry("openai", 2.5)])).toEqual({
+      ok: false,
+      problems: ["models[0].temperature: must be <= 1", "models[1].temperature: must be <= 2"],
+    });
+  });
+
   it("needs a key for a public API, and none for a server of your own", () => {
     expect(load([{ name: "a", provider: "anthropic", model: "claude-sonnet-4-5" }])).toEqual({
       ok: false,
