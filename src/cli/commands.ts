@@ -21,13 +21,13 @@ export const COMMANDS: Record<string, Command> = {
     load: () => import("./tools-command.js"),
   },
   script: {
-    usage: "brain script SESSION_ID",
-    summary: "print a stored session's model steps as a scripted-model script",
+    usage: "brain script SESSION_ID [--out FILE]",
+    summary: "print a stored session's model steps as a scripted-model script, or write a recording",
     load: () => import("./script-command.js"),
   },
   replay: {
-    usage: "brain replay SESSION_ID --model M",
-    summary: "replay a stored session with scripted model M, and compare",
+    usage: "brain replay SESSION_ID|FILE --model M",
+    summary: "replay a stored session or a recording with scripted model M, and compare",
     load: () => import("./replay-command.js"),
   },
 };

@@ -17,7 +17,12 @@ export const SessionConfigSchema = Type.Object(
     ),
     max_steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    script: Type.Optional(ScriptSchema),
+    script: Type.Optional(
+      Type.Array(ScriptSchema.items, {
+        maxItems: ScriptSchema.maxItems,
+        description: 'Steps for a model whose provider is "scripted"; refused for any other model.',
+      }),
+    ),
   },
   strict,
 );
