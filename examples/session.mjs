@@ -7,6 +7,7 @@
 // BRAIN_API_KEY  the tenant's API key (required)
 // BRAIN_TOOLS    comma-separated tools to enable (default: every tool in your catalog)
 // BRAIN_MODEL    the model entry to use (default "default")
+// BRAIN_WAIT_SECONDS  how long to wait for a Brain that is still starting (default 10)
 // The session carries a script for the scripted model that calls each enabled tool once, in order;
 // a real model ignores it and decides for itself.
 import { existsSync } from "node:fs";
@@ -18,13 +19,18 @@ if (!existsSync(join(root, "dist/src/client/client.js"))) {
   console.error("Brain is not built: run `npm ci` (it builds), or `npm run build`.");
   process.exit(1);
 }
-const { BrainClient } = await import("../dist/src/client/client.js");
+const { BrainApiError, BrainClient } = await import("../dist/src/client/client.js");
 const { formatEvent } = await import("../dist/src/client/format-event.js");
 
 const url = process.env.BRAIN_URL ?? "http://127.0.0.1:8080";
 const apiKey = process.env.BRAIN_API_KEY;
 if (!apiKey) {
   console.error("set BRAIN_API_KEY to your tenant's API key (the tenant's api_key_env in the host config)");
+  process.exit(2);
+}
+const waitSeconds = Number(process.env.BRAIN_WAIT_SECONDS ?? 10);
+if (!(waitSeconds >= 0)) {
+  console.error(`BRAIN_WAIT_SECONDS must be a number of seconds, not ${process.env.BRAIN_WAIT_SECONDS}`);
   process.exit(2);
 }
 const message = process.argv.slice(2).join(" ") || "hello from examples/session.mjs";
@@ -39,16 +45,45 @@ const SAMPLE_ARGUMENTS = {
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
 
 const client = new BrainClient(url, apiKey);
+
+/**
+ * The catalog, retrying while nothing listens at `url` for up to `waitSeconds`: the README starts
+ * Brain in the background just before this, and it may not listen yet. Any answer, even an error,
+ * means Brain is up, so only a refused connection is retried.
+ */
+async function firstCatalog() {
+  const deadline = Date.now() + waitSeconds * 1000;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await client.catalog();
+    } catch (error) {
+      if (error?.cause?.code !== "ECONNREFUSED" || Date.now() >= deadline) throw error;
+      if (attempt === 0) console.error(`waiting up to ${waitSeconds} s for Brain at ${url} to start…`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
 let tools;
 try {
-  const catalog = await client.catalog();
+  const catalog = await firstCatalog();
   tools = process.env.BRAIN_TOOLS
     ? process.env.BRAIN_TOOLS.split(",")
         .map((name) => name.trim())
         .filter(Boolean)
     : catalog.tools.map((tool) => tool.name);
 } catch (error) {
-  console.error(`cannot reach Brain at ${url}: ${error.message} (is it running? is BRAIN_URL right?)`);
+  if (error instanceof BrainApiError) {
+    console.error(`Brain at ${url} answered ${error.status} ${error.code}: ${error.message}`);
+  } else if (error?.cause?.code === "ECONNREFUSED") {
+    console.error(
+      `cannot reach Brain at ${url}: nothing listens there (waited ${waitSeconds} s). Is it running? Is BRAIN_URL right?`,
+    );
+  } else {
+    console.error(
+      `cannot reach Brain at ${url}: ${error.cause?.code ?? error.cause?.message ?? error.message} (is BRAIN_URL right?)`,
+    );
+  }
   process.exit(1);
 }
 const scripted = tools.filter((name) => name in SAMPLE_ARGUMENTS);
