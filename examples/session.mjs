@@ -8,8 +8,8 @@
 // BRAIN_TOOLS    comma-separated tools to enable (default: every tool in your catalog)
 // BRAIN_MODEL    the model entry to use (default "default")
 // BRAIN_WAIT_SECONDS  how long to wait for a Brain that is still starting (default 10)
-// The session carries a script for the scripted model that calls each enabled tool once, in order;
-// a real model ignores it and decides for itself.
+// With a scripted model the session carries a script that calls each enabled tool once, in order;
+// a real model gets none and decides for itself.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -95,9 +95,14 @@ const script = [
   { text: scripted.length > 0 ? "Done. The last tool answered: {{result}}" : "You said: {{message}}" },
 ];
 
+const model = process.env.BRAIN_MODEL ?? "default";
 let session;
 try {
-  session = await client.createSession({ model: process.env.BRAIN_MODEL ?? "default", tools, script });
+  session = await client.createSession({ model, tools, script }).catch((error) => {
+    // a real model takes no script (Brain names the field it refuses): it decides for itself
+    if (error.code !== "invalid_request" || !error.message.startsWith("config.script:")) throw error;
+    return client.createSession({ model, tools });
+  });
 } catch (error) {
   console.error(`Brain refused the session: ${error.message}`);
   process.exit(1);

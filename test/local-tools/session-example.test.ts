@@ -7,6 +7,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ROOT, runBrain } from "../helpers/cli.js";
 import { closedPort } from "../helpers/ports.js";
 import { brainUrlFromLog, type StartedProcess, startProcess } from "../helpers/processes.js";
+import { startFakeModelServer } from "../providers/fake-model-server.js";
+import { openAIReply } from "../providers/fake-openai.js";
 import { type LocalTools, runLocalToolsCli, startLocalTools } from "./local-tools-process.js";
 
 // The README's "Local tools & approvals" path, as a user runs it: local-tools, a host config
@@ -16,8 +18,11 @@ let brain: StartedProcess & { ready: string };
 let dir: string;
 const API_KEY = "session-example-key-0c1d2e";
 
-/** Brain from a host config that `brain tools config` wrote for the service, listening at `listen`. */
-function startBrainAt(listen: string, name: string) {
+/**
+ * Brain from a host config that `brain tools config` wrote for the service, listening at `listen`,
+ * with `models` added to its own.
+ */
+function startBrainAt(listen: string, name: string, models: Record<string, unknown>[] = []) {
   const generated = runBrain(
     [
       "tools",
@@ -33,7 +38,9 @@ function startBrainAt(listen: string, name: string) {
     tools.env,
   );
   expect(generated.code).toBe(0);
-  writeFileSync(join(dir, `${name}.json`), generated.stdout);
+  const config = JSON.parse(generated.stdout);
+  config.models.push(...models);
+  writeFileSync(join(dir, `${name}.json`), JSON.stringify(config));
   return startProcess(
     ["dist/src/cli/main.js", "-config", join(dir, `${name}.json`)],
     { BRAIN_API_KEY: API_KEY, LOCAL_TOOLS_KEY: tools.token },
@@ -127,4 +134,25 @@ it("gives up when nothing listens within BRAIN_WAIT_SECONDS, and never waits on 
   expect(refused.code).toBe(1);
   expect(refused.lines).toHaveLength(1);
   expect(refused.lines[0]).toMatch(`Brain at ${brain.ready} answered 401 unauthorized: `);
+});
+
+it("lets a real model decide for itself, with no script", async () => {
+  const fake = await startFakeModelServer();
+  fake.enqueue(openAIReply({ text: "the model decided" }));
+  const real = await startBrainAt("127.0.0.1:0", "real", [
+    { name: "real", provider: "openai", model: "test-model", base_url: `${fake.url}/v1` },
+  ]);
+  try {
+    const { code, output } = await runExample({
+      BRAIN_URL: real.ready,
+      BRAIN_TOOLS: "echo",
+      BRAIN_MODEL: "real",
+    });
+    expect(code, output).toBe(0);
+    expect(output).toContain("the model decided");
+    expect(fake.requests).toHaveLength(1);
+  } finally {
+    await real.stop();
+    await fake.close();
+  }
 });
