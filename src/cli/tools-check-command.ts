@@ -1,3 +1,4 @@
+import { compileToolSchema } from "../tools/tool-schemas.js";
 import { checkToolService, formatOutcomes } from "../tools-check/check.js";
 import { parseToolServiceArgs } from "./tool-service-args.js";
 
@@ -16,6 +17,7 @@ Options:
   --token-env NAME          the environment variable holding the service's token (default BRAIN_TOOLS_KEY)
   --token VALUE             the token itself (visible in ps and shell history: prefer --token-env)
   --arguments JSON          the call's arguments, a JSON object (default {})
+  --output-schema JSON      the binding's output_schema: a success's structured_content must match it
   --headers-timeout SECONDS response headers must come within this (default 30, as Brain)
   --timeout SECONDS         the whole call must finish within this (default 60)
   --max-output-bytes N      the result's size cap (default 1048576, as Brain)
@@ -32,10 +34,29 @@ function positiveNumber(raw: string | undefined, name: string, fallback: number)
   return Number.isFinite(value) && value > 0 ? value : `${name} must be a positive number, not "${raw}"`;
 }
 
+/** An output_schema from the command line: JSON, an object schema, one that compiles; or why not. */
+function objectSchema(text: string): Record<string, unknown> | string {
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch {
+    return "--output-schema must be valid JSON";
+  }
+  if (typeof schema !== "object" || schema === null || (schema as { type?: unknown }).type !== "object") {
+    return '--output-schema must be an object schema ("type": "object")';
+  }
+  try {
+    compileToolSchema(schema as Record<string, unknown>);
+  } catch (error) {
+    return `--output-schema does not compile: ${(error as Error).message}`;
+  }
+  return schema as Record<string, unknown>;
+}
+
 export async function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const parsed = parseToolServiceArgs(
     args,
-    ["arguments", "headers-timeout", "timeout", "max-output-bytes"],
+    ["arguments", "output-schema", "headers-timeout", "timeout", "max-output-bytes"],
     env,
   );
   if (parsed.help) {
@@ -53,6 +74,12 @@ export async function run(args: string[], env: NodeJS.ProcessEnv = process.env):
   if (typeof callArguments !== "object" || callArguments === null || Array.isArray(callArguments)) {
     return usage("--arguments must be a JSON object");
   }
+  let outputSchema: Record<string, unknown> | undefined;
+  if (flags["output-schema"] !== undefined) {
+    const schema = objectSchema(flags["output-schema"]);
+    if (typeof schema === "string") return usage(schema);
+    outputSchema = schema;
+  }
   const headersTimeout = positiveNumber(flags["headers-timeout"], "--headers-timeout", 30);
   const timeout = positiveNumber(flags.timeout, "--timeout", 60);
   const maxOutput = positiveNumber(flags["max-output-bytes"], "--max-output-bytes", 1_048_576);
@@ -62,6 +89,7 @@ export async function run(args: string[], env: NodeJS.ProcessEnv = process.env):
   const outcomes = await checkToolService(url, {
     token,
     arguments: callArguments as Record<string, unknown>,
+    ...(outputSchema && { outputSchema }),
     headersTimeoutMs: (headersTimeout as number) * 1000,
     callTimeoutMs: (timeout as number) * 1000,
     maxOutputBytes: maxOutput as number,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { compileToolSchema } from "../tools/tool-schemas.js";
 import { type ExchangeOptions, exchange } from "./exchange.js";
 import { type Observation, TOOL_SERVICE_RULES } from "./rules.js";
 
@@ -7,6 +8,8 @@ export interface CheckOptions {
   token: string;
   /** The call's `arguments`. */
   arguments: Record<string, unknown>;
+  /** The binding's output_schema: a success result's structured_content must match it. */
+  outputSchema?: Record<string, unknown>;
   headersTimeoutMs?: number;
   callTimeoutMs?: number;
   maxOutputBytes?: number;
@@ -45,6 +48,7 @@ export async function checkToolService(url: string, options: CheckOptions): Prom
   });
   // one at a time: a service that serializes calls must not fail a rule for it
   const seen: Observation = {
+    validateOutput: options.outputSchema && compileToolSchema(options.outputSchema),
     call: await exchange(url, { ...base, headers: headers(options.token), body }),
     noToken: await exchange(url, { ...base, headers: headers(undefined), body }),
     wrongToken: await exchange(url, {

@@ -9,6 +9,8 @@ export interface Observation {
   noToken: Exchange;
   /** The same call with a wrong bearer token. */
   wrongToken: Exchange;
+  /** The binding's output_schema, when the checker was given one: success results must match it. */
+  validateOutput?: ((value: unknown) => boolean) | undefined;
 }
 
 export type Verdict = { pass: boolean; why: string };
@@ -44,7 +46,7 @@ function resultText(call: Exchange): string | undefined {
   return undefined;
 }
 
-function judgeResult(call: Exchange): Verdict {
+function judgeResult({ call, validateOutput }: Observation): Verdict {
   if (call.cut) return fail(call.cut);
   const text = resultText(call);
   if (text === undefined) return fail("there is no result to judge (see the rules above)");
@@ -54,11 +56,12 @@ function judgeResult(call: Exchange): Verdict {
   } catch {
     return fail(`the result is not valid JSON: ${JSON.stringify(text.slice(0, 80))}`);
   }
-  const checked = checkResultObject(raw, undefined);
+  const checked = checkResultObject(raw, validateOutput);
   if ("problem" in checked) return fail(checked.problem);
   const items = checked.content.map((item) => item.type).join(", ") || "no content items";
+  const matched = validateOutput && !checked.is_error ? ", matching the output schema" : "";
   return pass(
-    `a valid result object (${items}${checked.structured_content ? ", structured_content" : ""}${checked.is_error ? ", is_error" : ""})`,
+    `a valid result object (${items}${checked.structured_content ? ", structured_content" : ""}${checked.is_error ? ", is_error" : ""}${matched})`,
   );
 }
 
@@ -126,7 +129,11 @@ export const TOOL_SERVICE_RULES: readonly Rule[] = [
       return pass("one result event, then the end of the response");
     },
   },
-  { id: "result", says: "the result is a valid result object", judge: ({ call }) => judgeResult(call) },
+  {
+    id: "result",
+    says: "the result is a valid result object (a success's structured_content matching the output schema)",
+    judge: judgeResult,
+  },
   {
     id: "auth-missing",
     says: "a call without a bearer token is refused with 401",

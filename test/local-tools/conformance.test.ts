@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { checkToolService } from "../../src/tools-check/check.js";
+import { expectConformance } from "../helpers/conformance.js";
 import { type LocalTools, runLocalToolsCli, startLocalTools } from "./local-tools-process.js";
 
 let tools: LocalTools;
@@ -13,13 +13,8 @@ it.each([
   ["echo", { text: "conformance" }],
   ["wait", { seconds: 0.3 }],
   ["ask_approval", { question: "Is this conformant?", timeout_seconds: 0.3 }],
-])("%s passes every rule of brain tools check", async (name, args) => {
-  const outcomes = await checkToolService(`${tools.url}/tools/${name}`, {
-    token: tools.token,
-    arguments: args,
-    afterResultMs: 300,
-  });
-  expect(outcomes.filter((outcome) => !outcome.pass)).toEqual([]);
+])("%s passes every rule of brain tools check, with its output schema", async (name, args) => {
+  await expectConformance({ ...tools, logs: tools.output }, name, args);
 });
 
 it("validates its config with --check, naming every problem", () => {

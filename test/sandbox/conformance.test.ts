@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { checkToolService } from "../../src/tools-check/check.js";
+import { afterAll, beforeAll, it } from "vitest";
+import { expectConformance } from "../helpers/conformance.js";
 import { startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 let sandbox: TestSandbox;
@@ -12,19 +12,20 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-// each check is a session of its own, so sandbox_read_file finds nothing: a refusal must conform too
+// each check is a session of its own, so sandbox_read_file finds nothing and no job is the
+// checker's: a refusal must conform too
 it.each([
-  ["sandbox_exec", { language: "bash", code: "echo conformance; echo on stderr >&2" }],
-  ["sandbox_exec", { language: "python", code: "import sys; sys.exit(3)" }],
-  ["sandbox_start", { language: "bash", code: "true" }],
-  ["sandbox_write_file", { path: "check.txt", content: "conformance" }],
-  ["sandbox_read_file", { path: "missing.txt" }],
-  ["sandbox_list", { path: "." }],
-])("%s passes every rule of brain tools check (%j)", async (name, args) => {
-  const outcomes = await checkToolService(`${sandbox.url}/tools/${name}`, {
-    token: sandbox.token,
-    arguments: args,
-    afterResultMs: 300,
-  });
-  expect(outcomes.filter((outcome) => !outcome.pass)).toEqual([]);
-});
+  ["sandbox_exec", { language: "bash", code: "echo conformance; echo on stderr >&2" }, "ok"],
+  ["sandbox_exec", { language: "python", code: "import sys; sys.exit(3)" }, "ok"],
+  ["sandbox_start", { language: "bash", code: "true" }, "ok"],
+  ["sandbox_write_file", { path: "check.txt", content: "conformance" }, "ok"],
+  ["sandbox_read_file", { path: "missing.txt" }, "threw"],
+  ["sandbox_list", { path: "." }, "ok"],
+  ["sandbox_status", { job_id: "job_not_the_checkers" }, "threw"],
+  ["sandbox_cancel", { job_id: "job_not_the_checkers" }, "threw"],
+] as const)(
+  "%s passes every rule of brain tools check (%j), with its output schema",
+  async (name, args, outcome) => {
+    await expectConformance(sandbox, name, args, outcome);
+  },
+);

@@ -27,6 +27,13 @@ const BROKEN: Record<string, { answer: Answer; fails: string[]; auth?: false }> 
     fails: [],
   },
   "no-auth": { answer: (res) => json(res, RESULT), fails: ["auth-missing", "auth-wrong"], auth: false },
+  // with no output schema given, any structured_content object is valid
+  "structured-mismatch": { answer: (res) => json(res, '{"structured_content":{"count":"many"}}'), fails: [] },
+  "structured-ok": { answer: (res) => json(res, '{"structured_content":{"count":3}}'), fails: [] },
+  "error-result": {
+    answer: (res) => json(res, '{"content":[{"type":"text","text":"no"}],"is_error":true}'),
+    fails: [],
+  },
   "server-error": {
     answer: (res) => res.writeHead(500).end("boom"),
     fails: ["status", "content-type", "result"],
@@ -139,4 +146,31 @@ it("says why a rule fails, in words a tool author can act on", async () => {
   expect(report).toMatch(/^FAIL {2}content-type {2}content type "text\/plain"/m);
   expect(report).toMatch(/2 of \d+ rules fail$/);
   expect(report).not.toContain(TOKEN);
+});
+
+it("judges structured_content against an output schema it is given, and error results without it", async () => {
+  const outputSchema = {
+    type: "object",
+    properties: { count: { type: "integer" } },
+    required: ["count"],
+  };
+  const check = async (name: string, schema?: Record<string, unknown>) =>
+    (
+      await checkToolService(`${url}/${name}`, {
+        token: TOKEN,
+        arguments: {},
+        afterResultMs: 200,
+        ...(schema && { outputSchema: schema }),
+      })
+    ).find((outcome) => outcome.id === "result");
+  expect(await check("structured-mismatch")).toMatchObject({ pass: true });
+  expect(await check("structured-mismatch", outputSchema)).toMatchObject({
+    pass: false,
+    why: expect.stringMatching(/output_schema/),
+  });
+  expect(await check("structured-ok", outputSchema)).toMatchObject({
+    pass: true,
+    why: expect.stringMatching(/matching the output schema/),
+  });
+  expect(await check("error-result", outputSchema)).toMatchObject({ pass: true });
 });

@@ -74,6 +74,16 @@ describe("brain tools check", () => {
       /must be a JSON object/,
     ],
     [
+      ["http://127.0.0.1:1/tools/echo", "--output-schema", '{"type":"string"}'],
+      { BRAIN_TOOLS_KEY: "t" },
+      /--output-schema must be an object schema/,
+    ],
+    [
+      ["http://127.0.0.1:1/tools/echo", "--output-schema", '{"type":"object","required":"x"}'],
+      { BRAIN_TOOLS_KEY: "t" },
+      /--output-schema does not compile/,
+    ],
+    [
       ["http://127.0.0.1:1/tools/echo", "--timeout", "0"],
       { BRAIN_TOOLS_KEY: "t" },
       /--timeout must be a positive number/,
