@@ -77,6 +77,15 @@ describe("workspaces", () => {
       expect(stdoutOf(ran)).not.toContain("mine");
       expect(stdoutOf(ran)).not.toContain("secret");
     }
+    // identity in the arguments is refused, never used: the workspace is the top level's
+    const smuggled = await sandbox.call(
+      "sandbox_read_file",
+      { path: "secret.txt", tenant_id: "acme", session_id: "ses_a" },
+      { session: "ses_b" },
+    );
+    expect(smuggled.result.is_error).toBe(true);
+    expect(smuggled.text).toMatch(/tenant_id/);
+    expect(JSON.stringify(smuggled.result)).not.toContain("mine");
     // ids that look like paths shape nothing: the directory name is a digest of both
     const tricky = { tenant: "..", session: "../ses_a" };
     await sandbox.call("sandbox_write_file", { path: "t.txt", content: "x" }, tricky);
