@@ -45,10 +45,11 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     maxProgressBytes: config.limits.max_progress_bytes,
     ...(options.env && { env: options.env }),
   });
+  const providerOptions = { logger, ...(options.env && { env: options.env }) };
   const providers = new Map(
     await Promise.all(
       [...config.models].map(
-        async ([name, entry]) => [name, await createModelProvider(entry, { logger, ...(options.env && { env: options.env }) })] as const,
+        async ([name, entry]) => [name, await createModelProvider(entry, providerOptions)] as const,
       ),
     ),
   );
