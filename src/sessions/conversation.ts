@@ -2,45 +2,60 @@ import type { ConversationMessage } from "../models/provider.js";
 import type { MessageAssistantData, StoredEvent, ToolResultEventData } from "./events.js";
 
 /**
- * Fold a session's stored events into the conversation a model sees. Tool results are grouped
- * under the assistant message that asked for them, in the order it asked.
+ * A session's stored events folded into the conversation a model sees, one event at a time, so a
+ * session's next turn folds only what was stored since. Tool results are grouped under the
+ * assistant message that asked for them, in the order it asked.
  */
-export function foldConversation(events: readonly StoredEvent[]): ConversationMessage[] {
-  const messages: ConversationMessage[] = [];
-  let pending: { order: string[]; results: Map<string, ToolResultEventData> } | undefined;
-  const flush = () => {
-    if (!pending) return;
-    const results = pending.order.flatMap((id) => {
-      const result = pending?.results.get(id);
-      return result ? [result] : [];
-    });
-    if (results.length > 0) messages.push({ role: "tool", results });
-    pending = undefined;
-  };
-  for (const event of events) {
+export class ConversationFold {
+  readonly #messages: ConversationMessage[] = [];
+  #pending: { order: string[]; results: Map<string, ToolResultEventData> } | undefined;
+  /** The seq of the last event folded in. */
+  lastSeq = 0;
+
+  push(event: StoredEvent): void {
+    this.lastSeq = event.seq;
     switch (event.type) {
       case "message.user":
-        flush();
-        messages.push({ role: "user", content: String(event.data.content) });
+        this.#flush();
+        this.#messages.push({ role: "user", content: String(event.data.content) });
         break;
       case "message.assistant": {
-        flush();
+        this.#flush();
         const data = event.data as unknown as MessageAssistantData;
-        messages.push({ role: "assistant", text: data.text, tool_calls: data.tool_calls });
+        this.#messages.push({ role: "assistant", text: data.text, tool_calls: data.tool_calls });
         if (data.tool_calls.length > 0)
-          pending = { order: data.tool_calls.map((call) => call.call_id), results: new Map() };
+          this.#pending = { order: data.tool_calls.map((call) => call.call_id), results: new Map() };
         break;
       }
       case "tool.result": {
         const data = event.data as unknown as ToolResultEventData;
-        pending?.results.set(data.call_id, data);
+        this.#pending?.results.set(data.call_id, data);
         break;
       }
       default:
     }
   }
-  flush();
-  return messages;
+
+  /** The conversation so far, as a new array: the caller may add to it. */
+  messages(): ConversationMessage[] {
+    const results = this.#pendingResults();
+    return results.length > 0 ? [...this.#messages, { role: "tool", results }] : [...this.#messages];
+  }
+
+  #pendingResults(): ToolResultEventData[] {
+    const pending = this.#pending;
+    if (!pending) return [];
+    return pending.order.flatMap((id) => {
+      const result = pending.results.get(id);
+      return result ? [result] : [];
+    });
+  }
+
+  #flush(): void {
+    const results = this.#pendingResults();
+    if (results.length > 0) this.#messages.push({ role: "tool", results });
+    this.#pending = undefined;
+  }
 }
 
 /** The tool calls of the log that have no result yet: the ones a crash left unanswered. */

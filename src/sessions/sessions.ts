@@ -8,7 +8,8 @@ import type { Metrics } from "../telemetry/metrics.js";
 import type { TraceContext } from "../telemetry/trace-context.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
 import { ToolFailure } from "../tools/outcome.js";
-import { foldConversation, unansweredCalls } from "./conversation.js";
+import { unansweredCalls } from "./conversation.js";
+import { Conversations } from "./conversations.js";
 import type { EventHub } from "./event-hub.js";
 import type { NewEvent, StoredEvent } from "./events.js";
 import type { SessionConfig, SessionConfigInput, SessionRecord, SessionStatus } from "./session-config.js";
@@ -36,9 +37,12 @@ const PAGE = 1000;
 /** Sessions for every tenant: their lifecycle, and the turns running in this process. */
 export class Sessions {
   readonly #running = new Map<string, RunningTurn>();
+  readonly #conversations: Conversations;
   #stopping = false;
 
-  constructor(private readonly deps: SessionsDeps) {}
+  constructor(private readonly deps: SessionsDeps) {
+    this.#conversations = new Conversations(deps.store);
+  }
 
   async create(tenantId: string, input: SessionConfigInput = {}): Promise<SessionRecord | ApiError> {
     const { config } = this.deps;
@@ -273,7 +277,7 @@ export class Sessions {
       const binding = config.tools.get(name);
       if (binding?.tenants.has(session.tenant_id)) tools.set(name, binding);
     }
-    const history = foldConversation(await this.#readAll(session.id));
+    const history = await this.#conversations.of(session.id);
     const end = await runTurn(
       { session, history, maxSteps: session.config.max_steps, signal, trace },
       {

@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { SqliteStore } from "../store/sqlite.js";
+import { ConversationFold } from "./conversation.js";
+import { Conversations } from "./conversations.js";
+import type { NewEvent, StoredEvent } from "./events.js";
+
+const call = (id: string) => ({ call_id: id, name: "echo", arguments: { text: id } });
+const result = (id: string) => ({
+  type: "tool.result" as const,
+  data: { call_id: id, name: "echo", is_error: false, content: [{ type: "text", text: id }], duration_ms: 1 },
+});
+const assistant = (text: string, ids: string[] = []) => ({
+  type: "message.assistant" as const,
+  data: { text, tool_calls: ids.map(call), stop_reason: ids.length ? "tool_use" : "end_turn", usage: {} },
+});
+/** One turn: the user's message, a step with parallel calls (results stored out of order), the answer. */
+const turn = (n: number): NewEvent[] => [
+  { type: "message.user", data: { content: `message ${n}` } },
+  { type: "turn.started", data: {} },
+  assistant("", [`a${n}`, `b${n}`]),
+  { type: "tool.call", data: call(`a${n}`) },
+  { type: "tool.call", data: call(`b${n}`) },
+  result(`b${n}`),
+  result(`a${n}`),
+  assistant(`answer ${n}`),
+  { type: "turn.completed", data: { stop_reason: "end_turn", steps: 2, usage: {} } },
+];
+const stored = (events: NewEvent[]): StoredEvent[] =>
+  events.map((event, i) => ({ ...event, seq: i + 1, at: "2026-12-03T00:00:00.000Z" }) as StoredEvent);
+
+const foldOf = (events: readonly StoredEvent[]) => {
+  const fold = new ConversationFold();
+  for (const event of events) fold.push(event);
+  return fold;
+};
+
+describe("ConversationFold", () => {
+  it("groups results under the assistant message that asked, in the order asked", () => {
+    expect(foldOf(stored(turn(1))).messages()).toEqual([
+      { role: "user", content: "message 1" },
+      { role: "assistant", text: "", tool_calls: [call("a1"), call("b1")] },
+      { role: "tool", results: [result("a1").data, result("b1").data] },
+      { role: "assistant", text: "answer 1", tool_calls: [] },
+    ]);
+  });
+
+  it("folds a log in parts as it folds it whole, and its messages are the caller's to extend", () => {
+    const log = stored([...turn(1), ...turn(2), ...turn(3)]);
+    for (const cut of [1, 4, 6, 9, 14, 20]) {
+      const fold = foldOf(log.slice(0, cut));
+      const early = fold.messages();
+      early.push({ role: "user", content: "added by a turn" });
+      for (const event of log.slice(cut)) fold.push(event);
+      expect(fold.messages()).toEqual(foldOf(log).messages());
+      expect(fold.lastSeq).toBe(log.length);
+    }
+  });
+});
+
+/** A real SQLite store with these sessions, counting the event rows read from it. */
+async function countingStore(ids: string[]) {
+  const store = new SqliteStore(":memory:");
+  const counter = { rows: 0 };
+  const readEvents = store.readEvents.bind(store);
+  store.readEvents = async (...args) => {
+    const rows = await readEvents(...args);
+    counter.rows += rows.length;
+    return rows;
+  };
+  for (const id of ids) {
+    await store.createSession(
+      {
+        id,
+        tenant_id: "t",
+        created_at: "2026-12-03T00:00:00.000Z",
+        config: { model: "default", tools: [], max_steps: 8, metadata: {} },
+      },
+      { type: "session.created", data: {} },
+    );
+  }
+  return { store, counter };
+}
+
+describe("Conversations", () => {
+  it("reads a session's log once, then at each turn start only what was stored since", async () => {
+    const { store, counter } = await countingStore(["ses_c"]);
+    const session = { id: "ses_c" };
+    await store.append(session.id, [...turn(1), ...turn(2)]);
+    const conversations = new Conversations(store);
+    expect(await conversations.of(session.id)).toHaveLength(8);
+    expect(counter.rows).toBe(19);
+    await store.append(session.id, turn(3));
+    counter.rows = 0;
+    const caughtUp = await conversations.of(session.id);
+    expect(counter.rows).toBe(9);
+    expect(caughtUp).toEqual(foldOf(await store.readEvents(session.id, 0, 100)).messages());
+    await store.close();
+  });
+
+  it("keeps the most recently used sessions only, and reads an evicted one whole again", async () => {
+    const { store, counter } = await countingStore(["ses_1", "ses_2", "ses_3"]);
+    for (const id of ["ses_1", "ses_2", "ses_3"]) await store.append(id, turn(1));
+    const conversations = new Conversations(store, 2);
+    for (const id of ["ses_1", "ses_2", "ses_1", "ses_3"]) await conversations.of(id);
+    counter.rows = 0;
+    await conversations.of("ses_1");
+    expect(counter.rows).toBe(0);
+    // ses_2 was the least recently used when ses_3 came
+    await conversations.of("ses_2");
+    expect(counter.rows).toBe(10);
+    await store.close();
+  });
+});
