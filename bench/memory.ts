@@ -77,7 +77,7 @@ export const run: Benchmark = async (context) => {
       ],
       notes: [
         `Brain RSS by sessions added after the warm-up: ${curve(ours.curve)}; the MCP server: ${curve(peer.curve)}.`,
-        `A Brain session lives in SQLite, not in memory: ${Math.round(disk / (count + WARMUP_SESSIONS))} bytes of database per session on disk. Its RSS grows while SQLite's page cache (16 MiB, better-sqlite3's default) fills; the JS heap does not grow with sessions.`,
+        `A Brain session lives in SQLite, not in memory: ${Math.round(disk / (count + WARMUP_SESSIONS))} bytes of database per session on disk. Its RSS grows while SQLite's page cache (8 MiB, src/store/sqlite.ts) fills, and the 1,000 most recently used sessions keep their folded conversation; the JS heap does not grow with sessions.`,
         `RSS is read ${SETTLE_MS} ms after the last session; the JS heap after a full garbage collection (SIGUSR2 to bench/gc-on-signal.ts, in both processes).`,
       ],
     };
