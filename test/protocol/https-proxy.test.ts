@@ -1,52 +1,26 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBrainProcess } from "../helpers/brain-process.js";
 import { type ForwardProxy, startForwardProxy } from "../helpers/proxy.js";
+import { selfSignedCertificate } from "../helpers/tls.js";
 import { runTurn } from "../helpers/turns.js";
 
-const dir = mkdtempSync(join(tmpdir(), "brain-https-"));
+let certificate: ReturnType<typeof selfSignedCertificate>;
 let tls: Server;
 let proxy: ForwardProxy;
 let toolUrl = "";
 
 beforeAll(async () => {
   // a certificate for 127.0.0.1 that Brain trusts through NODE_EXTRA_CA_CERTS, as an operator would
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-days",
-      "1",
-      "-subj",
-      "/CN=127.0.0.1",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-    ],
-    { stdio: "ignore" },
-  );
-  tls = createServer(
-    { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) },
-    (req, res) => {
-      req.resume();
-      req.on("end", () => {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ content: [{ type: "text", text: "over tls" }] }));
-      });
-    },
-  );
+  certificate = selfSignedCertificate();
+  tls = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ content: [{ type: "text", text: "over tls" }] }));
+    });
+  });
   await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
   toolUrl = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/tools/secure`;
   proxy = await startForwardProxy();
@@ -70,7 +44,7 @@ async function callThrough(env: Record<string, string>) {
         },
       ],
     },
-    { NODE_EXTRA_CA_CERTS: join(dir, "cert.pem"), ...env },
+    { NODE_EXTRA_CA_CERTS: certificate.certPath, ...env },
   );
   try {
     const client = brain.client();

@@ -1,13 +1,10 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrainClient } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { closedPort } from "../helpers/ports.js";
+import { selfSignedCertificate } from "../helpers/tls.js";
 import { startToolService, type ToolService } from "../helpers/tool-service.js";
 import { runTurn } from "../helpers/turns.js";
 import { FAULTS } from "./fault-routes.js";
@@ -141,43 +138,12 @@ describe("every row of the outcomes table", () => {
   });
 });
 
-/** A key and a self-signed certificate for 127.0.0.1, made by openssl for this run. */
-function selfSigned(): { key: Buffer; cert: Buffer } {
-  const dir = mkdtempSync(join(tmpdir(), "brain-tls-"));
-  try {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        join(dir, "key.pem"),
-        "-out",
-        join(dir, "cert.pem"),
-      ],
-      { stdio: "ignore" },
-    );
-    return { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 describe("TLS", () => {
   it.each([
     // a server with no certificate fails every handshake
     ["the handshake fails", () => ({}), /HANDSHAKE_FAILURE/],
     // a well-formed certificate that no trusted authority signed
-    ["the certificate does not verify", selfSigned, /SELF_SIGNED_CERT/],
+    ["the certificate does not verify", selfSignedCertificate, /SELF_SIGNED_CERT/],
   ])("is unreachable when %s", async (_, options, reason) => {
     const tls = createTlsServer(options());
     await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
