@@ -5,6 +5,7 @@ import { describeErrors } from "../validation.js";
 import { ToolFailure } from "./outcome.js";
 import { readToolResponse } from "./read-result.js";
 import { redactSecrets } from "./redact.js";
+import { RequestWrittenHooks } from "./request-written.js";
 import type { ToolResult } from "./result.js";
 
 export interface ToolCallRequest {
@@ -52,12 +53,13 @@ const UNREACHABLE_CODES = new Set([
  */
 export class ToolDispatcher {
   readonly #dispatcher: Dispatcher;
+  readonly #written = new RequestWrittenHooks();
 
   constructor(private readonly options: DispatcherOptions) {
     this.#dispatcher = environmentAgent(
       { keepAliveTimeout: 10_000, connections: null, pipelining: 1 },
       options.env,
-    );
+    ).compose(this.#written.interceptor);
   }
 
   async call(request: ToolCallRequest): Promise<ToolResult> {
@@ -78,24 +80,33 @@ export class ToolDispatcher {
     if (request.signal.aborted) return cancelled().toResult();
 
     // Our own timers, not undici's headersTimeout/bodyTimeout: undici's tick at about one second,
-    // and the limits here are exact and may be fractions of a second.
+    // and the limits here are exact and may be fractions of a second. The headers limit counts
+    // from the moment the request is written on a connected socket.
     const controller = new AbortController();
     const callTimer = setTimeout(() => controller.abort(TIMEOUT), binding.timeoutMs);
-    const headersTimer = setTimeout(() => controller.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
+    let headersTimer: NodeJS.Timeout | undefined;
+    let written = false;
+    this.#written.watch(controller.signal, () => {
+      written = true;
+      headersTimer = setTimeout(() => controller.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
+    });
     const onCancel = () => controller.abort(CANCELLED);
     request.signal.addEventListener("abort", onCancel, { once: true });
     let result: ToolResult;
     try {
-      const response = await this.#dispatcher.request({
-        origin: binding.url.origin,
-        path: binding.url.pathname + binding.url.search,
-        method: "POST",
-        headers: requestHeaders(binding, request.traceparent),
-        body: requestBody(request),
-        signal: controller.signal,
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      });
+      const response = await untilAborted(
+        this.#dispatcher.request({
+          origin: binding.url.origin,
+          path: binding.url.pathname + binding.url.search,
+          method: "POST",
+          headers: requestHeaders(binding, request.traceparent),
+          body: requestBody(request),
+          signal: controller.signal,
+          headersTimeout: 0,
+          bodyTimeout: 0,
+        }),
+        controller.signal,
+      );
       clearTimeout(headersTimer);
       const outcome = await readToolResponse(
         response,
@@ -105,7 +116,7 @@ export class ToolDispatcher {
       );
       result = outcome instanceof ToolFailure ? outcome.toResult() : outcome;
     } catch (error) {
-      result = classifyError(error, controller.signal.reason, binding).toResult();
+      result = classifyError(error, { abortReason: controller.signal.reason, written }, binding).toResult();
     } finally {
       clearTimeout(callTimer);
       clearTimeout(headersTimer);
@@ -114,9 +125,40 @@ export class ToolDispatcher {
     return redactSecrets(result, sentSecrets(binding, request));
   }
 
+  /**
+   * For when every call has ended: drops the keep-alive sockets and any connection still being
+   * made for a call that was abandoned while connecting, instead of waiting out its connect timeout.
+   */
   async close(): Promise<void> {
-    await this.#dispatcher.close();
+    await this.#dispatcher.destroy();
   }
+}
+
+/**
+ * The response, or the abort's reason as soon as the call is aborted: undici does not stop a
+ * request that is still connecting (it aborts it once connected, up to its connect timeout later),
+ * and a timed-out or cancelled call must end at its limit.
+ */
+function untilAborted(
+  request: Promise<Dispatcher.ResponseData>,
+  signal: AbortSignal,
+): Promise<Dispatcher.ResponseData> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    request.then(
+      (response) => {
+        signal.removeEventListener("abort", onAbort);
+        // answered just as the call was aborted: nobody reads this body
+        if (signal.aborted) response.body.destroy();
+        else resolve(response);
+      },
+      (error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function requestHeaders(binding: ToolBinding, traceparent: string | undefined): Record<string, string> {
@@ -156,11 +198,24 @@ function cancelled(): ToolFailure {
   return new ToolFailure("cancelled", "the session was interrupted or closed while the call was out");
 }
 
-/** Map a thrown error to its §6 outcome: our own aborts first, then undici's and the socket's codes. */
-export function classifyError(error: unknown, abortReason: unknown, binding: ToolBinding): ToolFailure {
+/**
+ * Map a thrown error to its §6 outcome: our own aborts first, then undici's and the socket's codes.
+ * `written` says whether the request went out: a call timed out before it connected never ran.
+ */
+export function classifyError(
+  error: unknown,
+  { abortReason, written }: { abortReason: unknown; written: boolean },
+  binding: ToolBinding,
+): ToolFailure {
   if (abortReason === CANCELLED) return cancelled();
   if (abortReason === HEADERS_TIMEOUT) {
     return new ToolFailure("headers_timeout", "the tool service sent no response headers in time");
+  }
+  if (abortReason === TIMEOUT && !written) {
+    return new ToolFailure(
+      "unreachable",
+      `no connection to the tool service within timeout_seconds (${binding.timeoutMs / 1000} s)`,
+    );
   }
   if (abortReason === TIMEOUT) {
     return new ToolFailure(

@@ -3,16 +3,17 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrainClient } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
-import { closedPort } from "../helpers/ports.js";
+import { closedPort, hangingPort } from "../helpers/ports.js";
 import { selfSignedCertificate } from "../helpers/tls.js";
 import { startToolService, type ToolService } from "../helpers/tool-service.js";
-import { runTurn } from "../helpers/turns.js";
+import { runTurn, waitForEvents } from "../helpers/turns.js";
 import { FAULTS } from "./fault-routes.js";
 
 let service: ToolService;
 let brain: TestBrain;
 let client: BrainClient;
 let refusedPort: number;
+let hanging: Awaited<ReturnType<typeof hangingPort>>;
 
 const toolName = (path: string) => path.slice(1).replace(/-/g, "_");
 
@@ -24,6 +25,7 @@ beforeAll(async () => {
     },
   });
   refusedPort = await closedPort();
+  hanging = await hangingPort();
 
   const binding = (name: string, url: string, extra: Record<string, unknown> = {}) => ({
     name,
@@ -39,6 +41,8 @@ beforeAll(async () => {
       ...FAULTS.map((fault) => binding(toolName(fault.path), service.at(fault.path), fault.binding)),
       binding("refused", `http://127.0.0.1:${refusedPort}/tool`),
       binding("no_such_host", "http://brain-test-host.invalid/tool"),
+      // longer than the headers limit, which must not start before the connection does
+      binding("never_connects", `http://127.0.0.1:${hanging.port}/tool`, { timeout_seconds: 1.5 }),
     ],
     // generous enough for a loaded CI machine; the two time-limit faults set their own tighter ones
     limits: { tool_headers_timeout_seconds: 1, max_progress_bytes: 4096 },
@@ -49,6 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await brain?.stop();
   await service?.close();
+  await hanging?.close();
 });
 
 /** One call of `tool` in a fresh session, next to a healthy session's turn that must still succeed. */
@@ -121,6 +126,35 @@ describe("every row of the outcomes table", () => {
   it("unreachable: DNS failure", async () => {
     const { result } = await callOnce("no_such_host");
     expect(result).toMatchObject({ is_error: true, unknown_outcome: false, error: { code: "unreachable" } });
+  });
+
+  it("unreachable: no connection within timeout_seconds, whatever the headers limit", async () => {
+    const { result } = await callOnce("never_connects");
+    expect(result).toMatchObject({
+      is_error: true,
+      unknown_outcome: false,
+      error: { code: "unreachable", message: expect.stringContaining("no connection") },
+    });
+  });
+
+  it("an interrupt ends a call that is still connecting at once: cancelled, not left to time out", async () => {
+    const session = await client.createSession({
+      tools: ["never_connects"],
+      script: [{ tool_calls: [{ name: "never_connects", arguments: {} }] }, { text: "after" }],
+    });
+    await client.sendMessage(session.id, "go");
+    await waitForEvents(client, session.id, (events) => events.some((e) => e.type === "tool.call"));
+    const interrupted = Date.now();
+    await client.interrupt(session.id);
+    const events = await waitForEvents(client, session.id, (stored) =>
+      stored.some((e) => e.type === "turn.interrupted"),
+    );
+    // not held until undici's 10 s connect timeout gives up on the connection
+    expect(Date.now() - interrupted).toBeLessThan(5_000);
+    expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({
+      is_error: true,
+      error: { code: "cancelled" },
+    });
   });
 
   it("a redirect's target receives nothing", async () => {
