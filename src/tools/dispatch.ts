@@ -5,7 +5,7 @@ import { describeErrors } from "../validation.js";
 import { ToolFailure } from "./outcome.js";
 import { readToolResponse } from "./read-result.js";
 import { redactSecrets } from "./redact.js";
-import { RequestWrittenHooks } from "./request-written.js";
+import { RequestWrittenDispatcher } from "./request-written.js";
 import type { ToolResult } from "./result.js";
 
 export interface ToolCallRequest {
@@ -52,14 +52,12 @@ const UNREACHABLE_CODES = new Set([
  * (one per origin, inside undici's Agent), through the environment's proxy when one is set.
  */
 export class ToolDispatcher {
-  readonly #dispatcher: Dispatcher;
-  readonly #written = new RequestWrittenHooks();
+  readonly #dispatcher: RequestWrittenDispatcher;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.#dispatcher = environmentAgent(
-      { keepAliveTimeout: 10_000, connections: null, pipelining: 1 },
-      options.env,
-    ).compose(this.#written.interceptor);
+    this.#dispatcher = new RequestWrittenDispatcher(
+      environmentAgent({ keepAliveTimeout: 10_000, connections: null, pipelining: 1 }, options.env),
+    );
   }
 
   async call(request: ToolCallRequest): Promise<ToolResult> {
@@ -86,7 +84,7 @@ export class ToolDispatcher {
     const callTimer = setTimeout(() => controller.abort(TIMEOUT), binding.timeoutMs);
     let headersTimer: NodeJS.Timeout | undefined;
     let written = false;
-    this.#written.watch(controller.signal, () => {
+    this.#dispatcher.watch(controller.signal, () => {
       written = true;
       headersTimer = setTimeout(() => controller.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
     });
