@@ -23,6 +23,8 @@ Options:
   --api-key-env NAME   the variable holding the tenant's API key (default BRAIN_API_KEY)
   --listen HOST:PORT   where Brain listens (default 127.0.0.1:8080)
   --store PATH         Brain's SQLite file, relative to the config file (default ./data/brain.db)
+  --wait SECONDS       keep trying for this long while nothing listens at URL yet, for a service
+                       that is still starting (default 0: ask once)
   -h, --help           this help`;
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
@@ -69,17 +71,30 @@ export function hostConfigFor(manifest: ToolManifest, options: HostConfigOptions
   };
 }
 
-async function readManifest(base: string, token: string): Promise<ToolManifest | string> {
+const RETRY_DELAY_MS = 200;
+
+async function readManifest(base: string, token: string, waitMs: number): Promise<ToolManifest | string> {
+  const deadline = Date.now() + waitMs;
   let response: Awaited<ReturnType<typeof request>>;
-  try {
-    response = await request(base, {
-      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
-      headersTimeout: 10_000,
-      bodyTimeout: 10_000,
-    });
-  } catch (error) {
-    const code = (error as { code?: string }).code ?? (error as Error).message;
-    return `cannot reach ${base} (${code}); is the service running?`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      response = await request(base, {
+        headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
+      });
+      break;
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? (error as Error).message;
+      // only a refused connection means "not started yet"; anything else will not get better
+      if (code === "ECONNREFUSED" && Date.now() + RETRY_DELAY_MS <= deadline) {
+        if (attempt === 0) process.stderr.write(`waiting for ${base} to listen…\n`);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
+        continue;
+      }
+      const waited = attempt > 0 ? ` after ${Math.round(waitMs / 1000)} s` : "";
+      return `cannot reach ${base} (${code})${waited}; is the service running?`;
+    }
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -106,15 +121,19 @@ async function readManifest(base: string, token: string): Promise<ToolManifest |
 }
 
 export async function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const parsed = parseToolServiceArgs(args, ["tenant", "api-key-env", "listen", "store"], env);
+  const parsed = parseToolServiceArgs(args, ["tenant", "api-key-env", "listen", "store", "wait"], env);
   if (parsed.help) {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
   if (parsed.problem !== undefined) return fail(`${parsed.problem}\n\n${HELP}`, 2);
   const { url: raw, token, flags } = parsed;
+  const wait = Number(flags.wait ?? 0);
+  if (!Number.isFinite(wait) || wait < 0 || wait > 3600) {
+    return fail(`--wait takes seconds from 0 to 3600, not ${JSON.stringify(flags.wait)}`, 2);
+  }
   const base = toolsBase(new URL(raw));
-  const manifest = await readManifest(base, token);
+  const manifest = await readManifest(base, token, wait * 1000);
   if (typeof manifest === "string") return fail(manifest);
   const config = hostConfigFor(manifest, {
     base,

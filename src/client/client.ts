@@ -21,17 +21,33 @@ export class BrainApiError extends Error {
   }
 }
 
+/** Brain did not answer a request in the client's time limit. */
+export class BrainTimeoutError extends Error {
+  constructor(what: string, timeoutMs: number) {
+    super(`Brain did not answer ${what} within ${timeoutMs / 1000} s`);
+    this.name = "BrainTimeoutError";
+  }
+}
+
 const MAX_EVENT_BYTES = 64 * 1024 * 1024;
+
+export interface BrainClientOptions {
+  /** Each request's time limit (not an event stream's, which lasts): 30 s unless given. */
+  timeoutMs?: number;
+}
 
 /** A typed client for Brain's HTTP API. */
 export class BrainClient {
   readonly #base: string;
+  readonly #timeoutMs: number;
 
   constructor(
     baseUrl: string,
     private readonly apiKey: string,
+    options: BrainClientOptions = {},
   ) {
     this.#base = baseUrl.replace(/\/+$/, "");
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
   }
 
   catalog(): Promise<Catalog> {
@@ -100,16 +116,23 @@ export class BrainClient {
   }
 
   async #json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${this.#base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.apiKey}`,
-        ...(body !== undefined && { "content-type": "application/json" }),
-      },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    if (!response.ok) throw await toError(response);
-    return (await response.json()) as T;
+    const signal = AbortSignal.timeout(this.#timeoutMs);
+    try {
+      const response = await fetch(`${this.#base}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.apiKey}`,
+          ...(body !== undefined && { "content-type": "application/json" }),
+        },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+        signal,
+      });
+      if (!response.ok) throw await toError(response);
+      return (await response.json()) as T;
+    } catch (error) {
+      if (signal.aborted) throw new BrainTimeoutError(`${method} ${path.split("?")[0]}`, this.#timeoutMs);
+      throw error;
+    }
   }
 }
 

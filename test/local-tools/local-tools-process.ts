@@ -22,11 +22,14 @@ export interface LocalTools {
 }
 
 /** The real local-tools process (built, in dist/) with its own config file, tokens and SQLite file; small time limits. */
-export async function startLocalTools(overrides: Record<string, unknown> = {}): Promise<LocalTools> {
+export async function startLocalTools(
+  overrides: Record<string, unknown> = {},
+  tokens: { LOCAL_TOOLS_KEY?: string } = {},
+): Promise<LocalTools> {
   const dir = mkdtempSync(join(tmpdir(), "local-tools-test-"));
   const configPath = join(dir, "local-tools.json");
   const env = {
-    LOCAL_TOOLS_KEY: `tools-${randomBytes(12).toString("hex")}`,
+    LOCAL_TOOLS_KEY: tokens.LOCAL_TOOLS_KEY ?? `tools-${randomBytes(12).toString("hex")}`,
     LOCAL_TOOLS_OPERATOR_KEY: `operator-${randomBytes(12).toString("hex")}`,
   };
   const config = {

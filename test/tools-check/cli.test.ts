@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOOL_SERVICE_RULES } from "../../src/tools-check/rules.js";
-import { ROOT, runBrain } from "../helpers/cli.js";
+import { BRAIN_BIN, ROOT, runBrain } from "../helpers/cli.js";
+import { closedPort } from "../helpers/ports.js";
 import { type StartedProcess, startEchoService } from "../helpers/processes.js";
 import { type LocalTools, startLocalTools } from "../local-tools/local-tools-process.js";
 
@@ -142,5 +143,47 @@ describe("brain tools config", () => {
     const down = runBrain(["tools", "config", "http://127.0.0.1:1"], { BRAIN_TOOLS_KEY: "t" });
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/cannot reach http:\/\/127.0.0.1:1\/tools .*is the service running\?/);
+  });
+
+  it("--wait keeps trying while the service is still starting", async () => {
+    const port = await closedPort();
+    const command = spawn(
+      process.execPath,
+      [BRAIN_BIN, "tools", "config", `http://127.0.0.1:${port}`, "--wait", "10"],
+      {
+        env: { PATH: process.env.PATH ?? "", BRAIN_TOOLS_KEY: "late-service-token" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    command.stdout.on("data", (chunk) => (stdout += chunk));
+    command.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => command.once("exit", resolve));
+    // the command is waiting before the service starts
+    while (!stderr.includes("waiting for")) await new Promise((resolve) => setTimeout(resolve, 20));
+    const late = await startLocalTools(
+      { listen: `127.0.0.1:${port}` },
+      { LOCAL_TOOLS_KEY: "late-service-token" },
+    );
+    try {
+      expect(await exited, stderr).toBe(0);
+      expect(JSON.parse(stdout).tools).toHaveLength(3);
+    } finally {
+      await late.stop();
+    }
+  });
+
+  it("--wait gives up when the time is over, and refuses a time that is not one", () => {
+    const down = runBrain(["tools", "config", "http://127.0.0.1:1", "--wait", "0.5"], {
+      BRAIN_TOOLS_KEY: "t",
+    });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/cannot reach .*ECONNREFUSED\) after 1 s; is the service running\?/);
+    const bad = runBrain(["tools", "config", "http://127.0.0.1:1", "--wait", "soon"], {
+      BRAIN_TOOLS_KEY: "t",
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--wait takes seconds");
   });
 });
