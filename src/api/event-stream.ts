@@ -13,7 +13,10 @@ export interface EventStreamOptions {
   store: Store;
   hub: EventHub;
   keepAliveMs: number;
-  /** A client this far behind is dropped; it resumes with Last-Event-ID and loses nothing. */
+  /**
+   * A client this far behind live events is dropped; it resumes with Last-Event-ID and loses
+   * nothing. The history is sent as fast as the client reads it, whatever its size.
+   */
   maxBufferedBytes: number;
   /** Ends the stream when it fires (an inspection token that stopped working). */
   endSignal?: AbortSignal;
@@ -21,7 +24,9 @@ export interface EventStreamOptions {
   onClose?: () => void;
 }
 
-const PAGE = 500;
+// events read from the store at a time: a client that stops reading holds at most one page, and
+// an event may be as large as a request or a tool's output (a MiB by default)
+const PAGE = 64;
 
 /**
  * The SSE view of a session: stored history after `afterSeq`, then live events, until the client
@@ -42,7 +47,9 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
   const closed = new AbortController();
   let lastSeq = options.afterSeq;
   let replaying = true;
+  // live events that arrive while the history is being written, and their size
   const held: { event: SessionEvent; frame: string }[] = [];
+  let heldBytes = 0;
 
   const end = () => {
     if (closed.signal.aborted) return;
@@ -53,24 +60,34 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     options.onClose?.();
     if (!res.writableEnded) res.end();
   };
+  // a client too far behind: it resumes with Last-Event-ID and loses nothing
+  const drop = () => {
+    res.destroy();
+    end();
+  };
 
-  const deliver = (event: SessionEvent, frame: string) => {
+  /** Write an event unless the client has it already; false when it was the last one. */
+  const write = (event: SessionEvent, frame: string): boolean => {
     if ("seq" in event) {
-      if (event.seq <= lastSeq) return;
+      if (event.seq <= lastSeq) return true;
       lastSeq = event.seq;
     }
     res.write(frame);
-    if (res.writableLength > options.maxBufferedBytes) {
-      res.destroy();
-      return end();
-    }
-    if (event.type === "session.closed") end();
+    if (event.type !== "session.closed") return true;
+    end();
+    return false;
   };
 
   const unsubscribe = options.hub.subscribe(sessionId, (event, frame) => {
     if (closed.signal.aborted) return;
-    if (replaying) held.push({ event, frame });
-    else deliver(event, frame);
+    if (replaying) {
+      held.push({ event, frame });
+      heldBytes += frame.length;
+      if (heldBytes > options.maxBufferedBytes) drop();
+      return;
+    }
+    // live events cannot wait for a slow client: they queue in its buffer, up to the limit
+    if (write(event, frame) && res.writableLength > options.maxBufferedBytes) drop();
   });
   const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), options.keepAliveMs);
   keepAlive.unref();
@@ -78,24 +95,25 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
   options.endSignal?.addEventListener("abort", end, { once: true });
   if (options.endSignal?.aborted) return end();
 
+  // the history is paced by the client: a write that fills the buffer waits until it drains
+  const paced = async (event: SessionEvent, frame: string): Promise<boolean> => {
+    if (closed.signal.aborted || !write(event, frame)) return false;
+    if (res.writableNeedDrain) await once(res, "drain", { signal: closed.signal });
+    return !closed.signal.aborted;
+  };
   try {
     for (;;) {
       const page = await options.store.readEvents(sessionId, lastSeq, PAGE);
-      for (const event of page) {
-        if (closed.signal.aborted) return;
-        deliver(event, sseFrame(event));
-      }
-      if (closed.signal.aborted) return;
-      if (res.writableNeedDrain) await once(res, "drain", { signal: closed.signal });
+      for (const event of page) if (!(await paced(event, sseFrame(event)))) return;
       if (page.length < PAGE) break;
     }
+    // still "replaying" while the held events go out, so a newer live event cannot pass them
+    for (let next = held.shift(); next; next = held.shift()) {
+      heldBytes -= next.frame.length;
+      if (!(await paced(next.event, next.frame))) return;
+    }
+    replaying = false;
   } catch (error) {
     if (!closed.signal.aborted) throw error;
-    return;
-  }
-  replaying = false;
-  for (const { event, frame } of held.splice(0)) {
-    if (closed.signal.aborted) return;
-    deliver(event, frame);
   }
 }
