@@ -20,7 +20,10 @@ export interface InspectedSession {
 /** Read access to the calling session, good until the call returns (DESIGN §6, inspection). */
 export interface SessionInspector {
   session(): Promise<InspectedSession>;
-  /** Stored events after `after` (0: from the start), at most `limit` of them. */
+  /**
+   * Stored events after `after` (0: from the start), at most `limit` of them, and fewer when they
+   * are large: page on with `after` = the last seq until a page is empty.
+   */
   events(options?: { after?: number; limit?: number }): Promise<InspectedEvent[]>;
 }
 

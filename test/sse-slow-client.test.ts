@@ -1,5 +1,6 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { BrainClient, StoredEvent } from "../src/client/client.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
 import { assertGapless, runTurn } from "./helpers/turns.js";
 
@@ -15,6 +16,16 @@ afterAll(async () => {
 
 /** The `id:` lines of an SSE text, in order. */
 const ids = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+
+/** Every stored event, paged as a client must: until a page is empty. */
+async function readAll(client: BrainClient, sessionId: string) {
+  const events: StoredEvent[] = [];
+  for (;;) {
+    const page = await client.events(sessionId, { after: events.at(-1)?.seq ?? 0, limit: 1000 });
+    if (page.length === 0) return events;
+    events.push(...page);
+  }
+}
 
 /** A raw SSE client of `sessionId` that reads nothing until `drain` is called. */
 function stalledClient(brainUrl: string, key: string, sessionId: string) {
@@ -54,7 +65,7 @@ it("drops an SSE client that stops reading, without holding the session back, an
 
   // reading now: what was buffered, then the end Brain put to it
   const received = await stalled.drain();
-  const stored = await client.events(session.id, { limit: 1000 });
+  const stored = await readAll(client, session.id);
   assertGapless(stored);
   const last = stored.at(-1)?.seq ?? 0;
   expect(received.length).toBeGreaterThan(0);
@@ -83,4 +94,19 @@ it("drops an SSE client that stops reading, without holding the session back, an
   const partial = await stalledInHistory.drain();
   expect(partial.length).toBeGreaterThan(0);
   expect(partial).toEqual(partial.map((_, i) => i + 1));
+});
+
+it("bounds a page of events as JSON by its size, not only by its count", async () => {
+  const client = brain.client();
+  const session = await client.createSession();
+  const message = "y".repeat(900_000);
+  for (let turn = 0; turn < 6; turn++) await runTurn(client, session.id, message);
+  // 6 turns store 12 events of ~900 KB: more than one 8 MiB page
+  const first = await client.events(session.id, { limit: 1000 });
+  const all = await readAll(client, session.id);
+  expect(all.filter((event) => event.type === "message.user")).toHaveLength(6);
+  expect(first.length).toBeGreaterThan(1);
+  expect(first.length).toBeLessThan(all.length);
+  expect(first).toEqual(all.slice(0, first.length));
+  assertGapless(all);
 });

@@ -24,9 +24,9 @@ export interface EventStreamOptions {
   onClose?: () => void;
 }
 
-// events read from the store at a time: a client that stops reading holds at most one page, and
-// an event may be as large as a request or a tool's output (a MiB by default)
-const PAGE = 64;
+// events read from the store at a time, which a client that stops reading holds at most
+const PAGE = 500;
+const PAGE_BYTES = 1024 * 1024;
 
 /**
  * The SSE view of a session: stored history after `afterSeq`, then live events, until the client
@@ -103,9 +103,9 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
   };
   try {
     for (;;) {
-      const page = await options.store.readEvents(sessionId, lastSeq, PAGE);
+      const page = await options.store.readEvents(sessionId, lastSeq, PAGE, PAGE_BYTES);
       for (const event of page) if (!(await paced(event, sseFrame(event)))) return;
-      if (page.length < PAGE) break;
+      if (page.length === 0) break;
     }
     // still "replaying" while the held events go out, so a newer live event cannot pass them
     for (let next = held.shift(); next; next = held.shift()) {

@@ -38,6 +38,9 @@ export interface RouteDeps {
 const validateCreateSession = compile<CreateSessionBody>(CreateSessionBodySchema);
 const validatePostMessage = compile<PostMessageBody>(PostMessageBodySchema);
 
+// a page of events as JSON is built in memory: its size is bounded, not only its count
+const MAX_EVENT_PAGE_BYTES = 8 * 1024 * 1024;
+
 const errorResponse = (description: string) => ({ description, schema: ErrorResponseSchema });
 const SESSION_ERRORS = {
   401: errorResponse("No or wrong API key."),
@@ -220,7 +223,8 @@ export function createRoutes(deps: RouteDeps): Route[] {
           schema: { type: "integer", minimum: 0 },
         },
         limit: {
-          description: "JSON only: at most this many events, 1 to 10000 (default 1000).",
+          description:
+            "JSON only: at most this many events, 1 to 10000 (default 1000); fewer when they pass 8 MiB, so page on with after = the last seq until a page is empty.",
           schema: { type: "integer", minimum: 1, maximum: 10000 },
         },
       },
@@ -242,7 +246,8 @@ export function createRoutes(deps: RouteDeps): Route[] {
         if (!(req.headers.accept ?? "").includes("text/event-stream")) {
           const limit = integerParam(url, "limit", 1000, 1, 10_000);
           if (limit instanceof ApiError) return sendError(res, limit);
-          return sendJson(res, 200, { events: await store.readEvents(session.id, after, limit) });
+          const events = await store.readEvents(session.id, after, limit, MAX_EVENT_PAGE_BYTES);
+          return sendJson(res, 200, { events });
         }
         const lastEventId = req.headers["last-event-id"];
         const resumeAt =

@@ -72,8 +72,9 @@ export async function readAllEvents(client: BrainClient, sessionId: string): Pro
   const events: StoredEvent[] = [];
   for (;;) {
     const page = await client.events(sessionId, { after: events.at(-1)?.seq ?? 0, limit: PAGE });
+    // a page may be short because of its size: only an empty one is the end
+    if (page.length === 0) return events;
     events.push(...page);
-    if (page.length < PAGE) return events;
   }
 }
 

@@ -202,8 +202,21 @@ export class SqliteStore implements Store {
     return this.#appendTx(sessionId, events, options);
   }
 
-  async readEvents(sessionId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
-    return this.#statements.readEvents.all(sessionId, afterSeq, limit).map(toEvent);
+  async readEvents(
+    sessionId: string,
+    afterSeq: number,
+    limit: number,
+    maxBytes = Number.POSITIVE_INFINITY,
+  ): Promise<StoredEvent[]> {
+    const events: StoredEvent[] = [];
+    let bytes = 0;
+    for (const row of this.#statements.readEvents.iterate(sessionId, afterSeq, limit)) {
+      events.push(toEvent(row));
+      bytes += row.data.length;
+      // ends the iteration, which resets the statement
+      if (bytes >= maxBytes) break;
+    }
+    return events;
   }
 
   async sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]> {

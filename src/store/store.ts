@@ -32,7 +32,11 @@ export interface Store {
   /** The tenant's sessions, newest first, strictly older than `before` when given. */
   listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]>;
   append(sessionId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
-  readEvents(sessionId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
+  /**
+   * Events after `afterSeq` in order, at most `limit`, and with `maxBytes` no more than it takes
+   * for their `data` JSON to reach `maxBytes` (at least one event, however large).
+   */
+  readEvents(sessionId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<StoredEvent[]>;
   sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]>;
   close(): Promise<void>;
 }
