@@ -11,9 +11,12 @@ export class ConversationFold {
   #pending: { order: string[]; results: Map<string, ToolResultEventData> } | undefined;
   /** The seq of the last event folded in. */
   lastSeq = 0;
+  /** About how many bytes the folded conversation holds: what a cache of folds counts. */
+  size = 0;
 
   push(event: StoredEvent): void {
     this.lastSeq = event.seq;
+    if (FOLDED.has(event.type)) this.size += approximateSize(event.data);
     switch (event.type) {
       case "message.user":
         this.#flush();
@@ -56,6 +59,21 @@ export class ConversationFold {
     if (results.length > 0) this.#messages.push({ role: "tool", results });
     this.#pending = undefined;
   }
+}
+
+const FOLDED = new Set(["message.user", "message.assistant", "tool.result"]);
+
+/** The size of a JSON value, about: its strings' lengths, and 8 bytes for anything else. */
+function approximateSize(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (value === null || typeof value !== "object") return 8;
+  let size = 8;
+  if (Array.isArray(value)) {
+    for (const item of value) size += approximateSize(item);
+  } else {
+    for (const [key, item] of Object.entries(value)) size += key.length + approximateSize(item);
+  }
+  return size;
 }
 
 /** The tool calls of the log that have no result yet: the ones a crash left unanswered. */

@@ -100,7 +100,7 @@ describe("Conversations", () => {
   it("keeps the most recently used sessions only, and reads an evicted one whole again", async () => {
     const { store, counter } = await countingStore(["ses_1", "ses_2", "ses_3"]);
     for (const id of ["ses_1", "ses_2", "ses_3"]) await store.append(id, turn(1));
-    const conversations = new Conversations(store, 2);
+    const conversations = new Conversations(store, { sessions: 2, bytes: 1_000_000 });
     for (const id of ["ses_1", "ses_2", "ses_1", "ses_3"]) await conversations.of(id);
     counter.rows = 0;
     await conversations.of("ses_1");
@@ -108,6 +108,38 @@ describe("Conversations", () => {
     // ses_2 was the least recently used when ses_3 came
     await conversations.of("ses_2");
     expect(counter.rows).toBe(10);
+    await store.close();
+  });
+
+  it("keeps no more bytes of conversation than its bound: large sessions are read again instead", async () => {
+    const { store, counter } = await countingStore(["ses_big", "ses_small"]);
+    await store.append("ses_big", [{ type: "message.user", data: { content: "x".repeat(10_000) } }]);
+    await store.append("ses_small", turn(1));
+    const conversations = new Conversations(store, { sessions: 10, bytes: 5_000 });
+    await conversations.of("ses_small");
+    const big = await conversations.of("ses_big");
+    expect(big).toEqual([{ role: "user", content: "x".repeat(10_000) }]);
+    counter.rows = 0;
+    // the small one is still kept; the big one, over the bound alone, was not
+    await conversations.of("ses_small");
+    expect(counter.rows).toBe(0);
+    await conversations.of("ses_big");
+    expect(counter.rows).toBe(2);
+    await store.close();
+  });
+
+  it("pushes out the least recently used when the kept bytes pass the bound", async () => {
+    const ids = ["ses_a", "ses_b", "ses_c"];
+    const { store, counter } = await countingStore(ids);
+    for (const id of ids)
+      await store.append(id, [{ type: "message.user", data: { content: "y".repeat(6_000) } }]);
+    const conversations = new Conversations(store, { sessions: 10, bytes: 15_000 });
+    for (const id of ids) await conversations.of(id);
+    counter.rows = 0;
+    for (const id of ["ses_c", "ses_b"]) await conversations.of(id);
+    expect(counter.rows).toBe(0);
+    await conversations.of("ses_a");
+    expect(counter.rows).toBe(2);
     await store.close();
   });
 });

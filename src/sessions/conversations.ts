@@ -2,8 +2,14 @@ import type { ConversationMessage } from "../models/provider.js";
 import type { Store } from "../store/store.js";
 import { ConversationFold } from "./conversation.js";
 
-/** Sessions whose folded conversation is kept between turns: about a kilobyte each when short. */
-const KEPT = 1000;
+/** How many folded conversations are kept between turns, and how many bytes of them at most. */
+export interface ConversationsLimits {
+  sessions: number;
+  bytes: number;
+}
+
+// about a kilobyte each when short; the byte bound keeps a few huge sessions from holding memory
+const KEPT: ConversationsLimits = { sessions: 1000, bytes: 128 * 1024 * 1024 };
 const PAGE = 1000;
 
 /**
@@ -14,23 +20,39 @@ const PAGE = 1000;
  */
 export class Conversations {
   readonly #folds = new Map<string, ConversationFold>();
+  /** The sum of the kept folds' sizes. */
+  #bytes = 0;
 
   constructor(
     private readonly store: Store,
-    private readonly kept = KEPT,
+    private readonly kept: ConversationsLimits = KEPT,
   ) {}
 
   async of(sessionId: string): Promise<ConversationMessage[]> {
-    const fold = this.#folds.get(sessionId) ?? new ConversationFold();
-    // taken out while it catches up, so two turn starts never fold into one fold at once
-    this.#folds.delete(sessionId);
+    const fold = this.#take(sessionId) ?? new ConversationFold();
     for (;;) {
       const page = await this.store.readEvents(sessionId, fold.lastSeq, PAGE);
       for (const event of page) fold.push(event);
       if (page.length < PAGE) break;
     }
+    // one conversation over the byte bound alone is not kept, rather than pushing out all others
+    if (fold.size > this.kept.bytes) return fold.messages();
     this.#folds.set(sessionId, fold);
-    if (this.#folds.size > this.kept) this.#folds.delete(this.#folds.keys().next().value as string);
+    this.#bytes += fold.size;
+    // the least recently used go first
+    for (const [oldest] of this.#folds) {
+      if (this.#folds.size <= this.kept.sessions && this.#bytes <= this.kept.bytes) break;
+      this.#take(oldest);
+    }
     return fold.messages();
+  }
+
+  /** Taken out while it catches up, so two turn starts never fold into one fold at once. */
+  #take(sessionId: string): ConversationFold | undefined {
+    const fold = this.#folds.get(sessionId);
+    if (!fold) return undefined;
+    this.#folds.delete(sessionId);
+    this.#bytes -= fold.size;
+    return fold;
   }
 }
