@@ -85,6 +85,8 @@ export class ToolDispatcher {
     let headersTimer: NodeJS.Timeout | undefined;
     let written = false;
     this.#dispatcher.watch(controller.signal, () => {
+      // a call abandoned while connecting has ended: undici only aborts the request now
+      if (controller.signal.aborted) return;
       written = true;
       headersTimer = setTimeout(() => controller.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
     });
