@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { type ModelReply, replyToolCalls } from "./provider.js";
 import { AttemptError, attemptFailure } from "./provider-failure.js";
-import type { StreamFold } from "./streamed-call.js";
+import { type StreamFold, TOOL_CALL_SIZE } from "./streamed-call.js";
 import { parseArguments } from "./tool-arguments.js";
 
 type StreamEvent = Anthropic.Messages.RawMessageStreamEvent;
@@ -25,6 +25,7 @@ export class AnthropicStreamFold implements StreamFold<StreamEvent> {
   #stopped = false;
   #input = 0;
   #output = 0;
+  size = 0;
 
   /** Take one event; returns the text it adds, if any. */
   push(event: StreamEvent): string | undefined {
@@ -36,8 +37,10 @@ export class AnthropicStreamFold implements StreamFold<StreamEvent> {
         const block = event.content_block;
         if (block.type === "tool_use") {
           this.#tools.set(event.index, { id: block.id, name: block.name, initial: block.input, json: "" });
+          this.size += TOOL_CALL_SIZE + block.name.length;
         } else if (block.type === "text" && block.text !== "") {
           this.#text += block.text;
+          this.size += block.text.length;
           return block.text;
         }
         return undefined;
@@ -46,11 +49,13 @@ export class AnthropicStreamFold implements StreamFold<StreamEvent> {
         const delta = event.delta;
         if (delta.type === "text_delta") {
           this.#text += delta.text;
+          this.size += delta.text.length;
           return delta.text;
         }
         if (delta.type === "input_json_delta") {
           const tool = this.#tools.get(event.index);
           if (tool) tool.json += delta.partial_json;
+          this.size += delta.partial_json.length;
         }
         return undefined;
       }

@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import { type ModelReply, replyToolCalls } from "./provider.js";
 import { AttemptError, attemptFailure } from "./provider-failure.js";
-import type { StreamFold } from "./streamed-call.js";
+import { type StreamFold, TOOL_CALL_SIZE } from "./streamed-call.js";
 import { parseArguments } from "./tool-arguments.js";
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -33,6 +33,7 @@ export class OpenAIStreamFold implements StreamFold<Chunk> {
   #finishReason: string | undefined;
   #input = 0;
   #output = 0;
+  size = 0;
 
   /** Take one chunk; returns the text it adds, if any. */
   push(chunk: Chunk): string | undefined {
@@ -47,15 +48,22 @@ export class OpenAIStreamFold implements StreamFold<Chunk> {
     const delta = choice.delta ?? {};
     (delta.tool_calls ?? []).forEach((piece, position) => {
       const index = piece.index ?? position;
-      const call = this.#calls.get(index) ?? { id: undefined, name: "", arguments: "" };
-      this.#calls.set(index, call);
+      let call = this.#calls.get(index);
+      if (!call) {
+        call = { id: undefined, name: "", arguments: "" };
+        this.#calls.set(index, call);
+        this.size += TOOL_CALL_SIZE;
+      }
       call.id ||= piece.id ?? undefined;
       call.name ||= piece.function?.name ?? "";
-      call.arguments += piece.function?.arguments ?? "";
+      const args = piece.function?.arguments ?? "";
+      call.arguments += args;
+      this.size += args.length;
     });
     const text = (delta.content ?? "") + (delta.refusal ?? "");
     if (text === "") return undefined;
     this.#text += text;
+    this.size += text.length;
     return text;
   }
 

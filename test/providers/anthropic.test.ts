@@ -3,6 +3,7 @@ import { describeProviderConformance, PNG_BASE64 } from "./conformance.js";
 import {
   type AnthropicBlock,
   type AnthropicRequestBody,
+  anthropicEndless,
   anthropicError,
   anthropicErrorEvent,
   anthropicReply,
@@ -48,6 +49,7 @@ const context = describeProviderConformance({
     return writeSse(res, stream, { dropAfterBytes: Math.floor(Buffer.byteLength(stream) * 0.6) });
   },
   stall: anthropicStall,
+  endless: anthropicEndless,
   error: anthropicError,
   key: (headers) => {
     const bearer = headers.authorization?.replace(/^Bearer /, "");

@@ -30,6 +30,8 @@ export interface ProviderAdapter {
   cut: (text: string) => Reply;
   /** A reply that sends `text` and then stays silent. */
   stall: (text: string) => Reply;
+  /** A reply that sends text deltas of `piece` and never ends. */
+  endless: (piece: string) => Reply;
   error: (status: number, type: string, message: string, headers?: Record<string, string>) => Reply;
   /** The key as the SDK sent it. */
   key: (headers: IncomingHttpHeaders) => string | undefined;
@@ -510,6 +512,18 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
       expect(Date.now() - started).toBeLessThan(500);
       expect((await client.events(session.id)).at(-1)?.type).toBe("turn.interrupted");
       expect(fake.requests.length - before).toBe(1);
+    });
+
+    it("fails a reply that grows past its bound instead of holding it all, and closes the stream", async () => {
+      fake.enqueue(adapter.endless("x".repeat(64 * 1024)));
+      const { stored } = await turn({});
+      expect(stored.at(-1)).toMatchObject({
+        type: "turn.failed",
+        data: { error: { code: "provider_bad_response", message: expect.stringContaining("16 MiB") } },
+      });
+      // nothing of the reply was stored
+      expect(stored.map((e) => e.type)).not.toContain("message.assistant");
+      await lastRequests(1)[0]?.closed;
     });
 
     it("ends an attempt when the provider stays silent past timeout_seconds", async () => {

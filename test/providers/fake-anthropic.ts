@@ -1,4 +1,11 @@
-import { awkwardPieces, type Reply, writeJson, writeSse, writeSseAndHold } from "./fake-model-server.js";
+import {
+  awkwardPieces,
+  type Reply,
+  writeJson,
+  writeSse,
+  writeSseAndHold,
+  writeSseForever,
+} from "./fake-model-server.js";
 
 /**
  * Anthropic's Messages API as it streams (https://docs.claude.com/en/docs/build-with-claude/streaming):
@@ -122,6 +129,17 @@ export const anthropicStall =
       messageStart() +
         frame("content_block_start", { index: 0, content_block: { type: "text", text: "" } }) +
         frame("content_block_delta", { index: 0, delta: { type: "text_delta", text } }),
+      request,
+    );
+
+/** A stream of text deltas of `piece` that never ends, as from a server ignoring max_tokens. */
+export const anthropicEndless =
+  (piece: string): Reply =>
+  (res, request) =>
+    writeSseForever(
+      res,
+      messageStart() + frame("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+      frame("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } }),
       request,
     );
 

@@ -105,6 +105,25 @@ export async function writeSseAndHold(res: ServerResponse, body: string, request
   await request.closed;
 }
 
+/** A stream that writes `head`, then `repeated` over and over, until the client leaves. */
+export async function writeSseForever(
+  res: ServerResponse,
+  head: string,
+  repeated: string,
+  request: ModelRequestSeen,
+) {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  res.write(head);
+  let open = true;
+  void request.closed.then(() => {
+    open = false;
+  });
+  while (open && !res.destroyed) {
+    if (!res.write(repeated)) await new Promise((resolve) => res.once("drain", resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 export function writeJson(
   res: ServerResponse,
   status: number,

@@ -1,4 +1,11 @@
-import { awkwardPieces, type Reply, writeJson, writeSse, writeSseAndHold } from "./fake-model-server.js";
+import {
+  awkwardPieces,
+  type Reply,
+  writeJson,
+  writeSse,
+  writeSseAndHold,
+  writeSseForever,
+} from "./fake-model-server.js";
 
 /**
  * OpenAI's Chat Completions API as it streams
@@ -88,6 +95,12 @@ export const openAIStall =
   (text: string): Reply =>
   (res, request) =>
     writeSseAndHold(res, chunk({ role: "assistant", content: "" }) + chunk({ content: text }), request);
+
+/** A stream of text deltas of `piece` that never ends, as from a server ignoring max_tokens. */
+export const openAIEndless =
+  (piece: string): Reply =>
+  (res, request) =>
+    writeSseForever(res, chunk({ role: "assistant", content: "" }), chunk({ content: piece }), request);
 
 export type OpenAIMessage =
   | { role: "system" | "user"; content: string }

@@ -4,6 +4,7 @@ import { writeSse } from "./fake-model-server.js";
 import {
   type OpenAIMessage,
   type OpenAIRequestBody,
+  openAIEndless,
   openAIError,
   openAIReply,
   openAIStall,
@@ -50,6 +51,7 @@ const context = describeProviderConformance({
     return writeSse(res, stream, { dropAfterBytes: Math.floor(Buffer.byteLength(stream) * 0.6) });
   },
   stall: openAIStall,
+  endless: openAIEndless,
   error: openAIError,
   key: (headers) => headers.authorization?.replace(/^Bearer /, ""),
   system: (value) => {
