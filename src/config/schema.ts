@@ -22,6 +22,12 @@ export const ScriptedToolCallSchema = Type.Object(
   strict,
 );
 
+/**
+ * Parallel calls in one step that Brain sends at once: models ask for a handful, and a reply asking
+ * for thousands (a broken model, or a script) would turn into as many requests.
+ */
+export const MAX_TOOL_CALLS_PER_STEP = 128;
+
 export const ScriptedStepSchema = Type.Object(
   {
     text: Type.Optional(
@@ -30,7 +36,7 @@ export const ScriptedStepSchema = Type.Object(
           "Assistant text. {{message}} is replaced by the turn's user message and {{result}} by the text of the last tool result.",
       }),
     ),
-    tool_calls: Type.Optional(Type.Array(ScriptedToolCallSchema, { maxItems: 128 })),
+    tool_calls: Type.Optional(Type.Array(ScriptedToolCallSchema, { maxItems: MAX_TOOL_CALLS_PER_STEP })),
     delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
     error: Type.Optional(
       Type.String({ minLength: 1, description: "Fail this model call with this message." }),

@@ -1,4 +1,5 @@
 import type { ToolBinding } from "../config/load.js";
+import { MAX_TOOL_CALLS_PER_STEP } from "../config/schema.js";
 import { newId } from "../ids.js";
 import {
   type ConversationMessage,
@@ -91,6 +92,14 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
     if (signal.aborted) return interrupted();
     usage.input_tokens += reply.usage.input_tokens;
     usage.output_tokens += reply.usage.output_tokens;
+    if (reply.tool_calls.length > MAX_TOOL_CALLS_PER_STEP) {
+      const message = `the model asked for ${reply.tool_calls.length} tool calls in one step; at most ${MAX_TOOL_CALLS_PER_STEP} are sent at once, so none was`;
+      await deps.append(
+        [{ type: "turn.failed", data: { error: { code: "too_many_tool_calls", message } } }],
+        "idle",
+      );
+      return "failed";
+    }
 
     const calls: ToolCall[] = reply.tool_calls.map((call) => ({
       call_id: newId("call"),

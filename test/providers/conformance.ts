@@ -286,6 +286,23 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
       expect(stored.at(-1)?.type).toBe("turn.completed");
     });
 
+    it("fails a step that asks for more tool calls at once than Brain sends, sending none", async () => {
+      const before = tools.calls.length;
+      const many = Array.from({ length: 129 }, (_, i) => ({
+        id: `m${i}`,
+        name: "echo",
+        input: { text: `${i}` },
+      }));
+      fake.enqueue(adapter.toolCalls(many));
+      const { stored } = await turn({ tools: ["echo"] });
+      expect(stored.at(-1)).toMatchObject({
+        type: "turn.failed",
+        data: { error: { code: "too_many_tool_calls", message: expect.stringContaining("129 tool calls") } },
+      });
+      expect(stored.map((e) => e.type)).not.toContain("tool.call");
+      expect(tools.calls.length).toBe(before);
+    });
+
     it("ends the turn at max_steps with the usage of every step summed", async () => {
       fake.enqueue(
         adapter.toolCalls([{ id: "p1", name: "echo", input: { text: "1" } }], {
