@@ -92,7 +92,7 @@ async function readManifest(base: string, token: string, waitMs: number): Promis
         await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
         continue;
       }
-      const waited = attempt > 0 ? ` after ${Math.round(waitMs / 1000)} s` : "";
+      const waited = attempt > 0 ? ` after ${waitMs / 1000} s` : "";
       return `cannot reach ${base} (${code})${waited}; is the service running?`;
     }
   }

@@ -206,8 +206,11 @@ export class SqliteStore implements Store {
     sessionId: string,
     afterSeq: number,
     limit: number,
-    maxBytes = Number.POSITIVE_INFINITY,
+    maxBytes?: number,
   ): Promise<StoredEvent[]> {
+    // all() builds the rows in one native call: the turn start's catch-up reads this way
+    if (maxBytes === undefined)
+      return this.#statements.readEvents.all(sessionId, afterSeq, limit).map(toEvent);
     const events: StoredEvent[] = [];
     let bytes = 0;
     for (const row of this.#statements.readEvents.iterate(sessionId, afterSeq, limit)) {

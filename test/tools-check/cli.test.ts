@@ -179,7 +179,7 @@ describe("brain tools config", () => {
       BRAIN_TOOLS_KEY: "t",
     });
     expect(down.code).toBe(1);
-    expect(down.stderr).toMatch(/cannot reach .*ECONNREFUSED\) after 1 s; is the service running\?/);
+    expect(down.stderr).toMatch(/cannot reach .*ECONNREFUSED\) after 0.5 s; is the service running\?/);
     const bad = runBrain(["tools", "config", "http://127.0.0.1:1", "--wait", "soon"], {
       BRAIN_TOOLS_KEY: "t",
     });
