@@ -82,12 +82,11 @@ export class ToolDispatcher {
     // from the moment the request is written on a connected socket.
     const controller = new AbortController();
     const callTimer = setTimeout(() => controller.abort(TIMEOUT), binding.timeoutMs);
+    // set once the request is written: until then the call was never sent
     let headersTimer: NodeJS.Timeout | undefined;
-    let written = false;
     this.#dispatcher.watch(controller.signal, () => {
       // a call abandoned while connecting has ended: undici only aborts the request now
       if (controller.signal.aborted) return;
-      written = true;
       headersTimer = setTimeout(() => controller.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
     });
     const onCancel = () => controller.abort(CANCELLED);
@@ -116,7 +115,11 @@ export class ToolDispatcher {
       );
       result = outcome instanceof ToolFailure ? outcome.toResult() : outcome;
     } catch (error) {
-      result = classifyError(error, { abortReason: controller.signal.reason, written }, binding).toResult();
+      result = classifyError(
+        error,
+        { abortReason: controller.signal.reason, written: headersTimer !== undefined },
+        binding,
+      ).toResult();
     } finally {
       clearTimeout(callTimer);
       clearTimeout(headersTimer);
