@@ -126,7 +126,7 @@ describe("a turn whose store refuses a write", () => {
       unknown_outcome: true,
       error: { code: "brain_restarted" },
     });
-    expect(brain.logs()).toContain("database or disk is full");
+    await expect.poll(() => brain.logs()).toContain("database or disk is full");
 
     expect((await client.getSession(session.id)).status).toBe("idle");
     const next = await runTurn(client, session.id, "again");

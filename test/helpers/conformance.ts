@@ -44,5 +44,6 @@ export async function expectConformance(
     ...(outputSchema && { outputSchema }),
   });
   expect(outcomes.filter((each) => !each.pass)).toEqual([]);
-  expect(answeredSince(service.logs(), from)).toEqual([{ tool, outcome }]);
+  // the service logs after it answers, and its output reaches this process through a pipe
+  await expect.poll(() => answeredSince(service.logs(), from)).toEqual([{ tool, outcome }]);
 }

@@ -384,7 +384,7 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
       const { events, stored } = await turn({});
       expect(fake.requests.length - before).toBe(3);
       expect(ofType(stored, "message.assistant").map((e) => e.data.text)).toEqual(["the whole answer"]);
-      expect(brain.logs()).toContain("model call failed, retrying");
+      await expect.poll(() => brain.logs()).toContain("model call failed, retrying");
       // the live text says which attempt it belongs to: the last attempt's is the stored answer
       const deltas = ofType(events, "model.delta").map((e) => e.data as { text: string; attempt: number });
       const textOf = (attempt: number) =>
@@ -418,7 +418,7 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
         data: { error: { code: "provider_unreachable", message: expect.stringContaining("2 attempts") } },
       });
       const retried = new RegExp(`"session_id":"${session.id}".*model call failed, retrying`);
-      expect(brain.logs()).toMatch(retried);
+      await expect.poll(() => brain.logs()).toMatch(retried);
     });
 
     it("gives up after max_retries and fails the turn with the provider's message", async () => {

@@ -112,7 +112,7 @@ describe("a sandbox bwrap cannot set up", () => {
       const answer = await broken.call("sandbox_exec", { language: "bash", code: "echo hi > ran" });
       expect(answer.result.is_error).toBe(true);
       expect(contentOf(answer)).toMatchObject({ error: { code: "sandbox_failed" } });
-      expect(broken.logs()).toContain(`Can't find source path ${gone}`);
+      await expect.poll(() => broken.logs()).toContain(`Can't find source path ${gone}`);
 
       const started = await broken.call("sandbox_start", { language: "bash", code: "echo hi > ran" });
       const jobId = contentOf(started).job_id;
