@@ -3,10 +3,10 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { Pool } from "undici";
 import { type Language, resolveSandboxConfig } from "../services/sandbox/config.js";
-import { BLOCK_FD, launchCommand } from "../services/sandbox/launch-command.js";
+import { BLOCK_FD, INFO_FD, launchCommand } from "../services/sandbox/launch-command.js";
 import { layoutOf } from "../services/sandbox/sandbox.js";
 import { workspaceName } from "../services/sandbox/workspaces.js";
 import { runWhenMain } from "./alone.js";
@@ -41,6 +41,7 @@ export const run: Benchmark = async (context) => {
     log_level: "warn",
     languages: { bash: "/usr/bin/bash", python: "/usr/bin/python3" },
     sandbox_uids: { first: 190_000, count: 1000 },
+    memory_cgroup: process.env.BENCH_MEMORY_CGROUP ?? "auto",
     limits: { workspace_idle_seconds: 600 },
   };
   const resolved = resolveSandboxConfig(raw, { SANDBOX_BENCH_TOKEN: token }, stateDir);
@@ -183,12 +184,13 @@ function spawnToEnd(
       uid,
       gid: uid,
       env: {},
-      stdio: ["ignore", "ignore", "ignore", sandboxed ? "pipe" : "ignore"],
+      stdio: ["ignore", "ignore", "ignore", ...(sandboxed ? (["pipe", "pipe"] as const) : [])],
     });
     if (sandboxed) {
       const block = child.stdio[BLOCK_FD] as Writable;
       block.on("error", () => {}); // bwrap closes it once read
       block.end("x");
+      (child.stdio[INFO_FD] as Readable).resume();
     }
     child.once("error", reject);
     child.once("exit", (code) =>

@@ -25,6 +25,12 @@ const LimitsSchema = Type.Object(
     job_timeout_seconds: Seconds(3600, 604_800, "Wall-clock limit of a job started with sandbox_start."),
     cpu_seconds: Count(60, 1, 86_400, "CPU time per process (RLIMIT_CPU)."),
     memory_bytes: Count(536_870_912, 16_777_216, 1_099_511_627_776, "Heap per process (RLIMIT_DATA)."),
+    sandbox_memory_bytes: Count(
+      1_073_741_824,
+      16_777_216,
+      1_099_511_627_776,
+      "Memory of one run, all its processes and its /tmp and /dev/shm together (a memory cgroup; see memory_cgroup).",
+    ),
     max_processes: Count(64, 2, 65_536, "Processes of one workspace at once (RLIMIT_NPROC)."),
     max_file_bytes: Count(104_857_600, 0, 1_099_511_627_776, "Largest file code may write (RLIMIT_FSIZE)."),
     max_open_files: Count(256, 16, 65_536, "Open files per process (RLIMIT_NOFILE)."),
@@ -97,6 +103,16 @@ const SandboxConfigSchema = Type.Object(
         description: "Host files and directories mounted read-only (libraries); missing ones are skipped.",
       }),
     ),
+    memory_cgroup: Type.Optional(
+      Type.String({
+        minLength: 1,
+        default: "auto",
+        description:
+          "Where each run gets a cgroup v1 memory limit of limits.sandbox_memory_bytes: a memory cgroup " +
+          "directory the service may make cgroups in, `auto` (the service's own memory cgroup, when it can " +
+          "write there; otherwise runs are limited per process only, and the service says so at start), or `off`.",
+      }),
+    ),
     sandbox_uids: Type.Optional(
       Type.Object(
         {
@@ -145,6 +161,8 @@ export interface SandboxConfig {
   programs: readonly string[];
   systemPaths: readonly string[];
   uids: { first: number; count: number };
+  /** "auto", "off", or the cgroup directory to make runs' memory cgroups in. */
+  memoryCgroup: string;
   limits: Limits;
 }
 
@@ -170,6 +188,10 @@ export function resolveSandboxConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
   if (limits.timeout_seconds > limits.max_timeout_seconds) {
     problems.push("limits.timeout_seconds: must not exceed limits.max_timeout_seconds");
   }
+  const memoryCgroup = config.memory_cgroup ?? "auto";
+  if (memoryCgroup !== "auto" && memoryCgroup !== "off" && !isAbsolute(memoryCgroup)) {
+    problems.push('memory_cgroup: must be "auto", "off", or the absolute path of a cgroup directory');
+  }
   if (!listen || !token || problems.length > 0) return { ok: false, problems };
   const stateDir = config.state_dir ?? "./data/sandbox";
   return {
@@ -186,6 +208,7 @@ export function resolveSandboxConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
       programs: config.programs ?? DEFAULT_PROGRAMS,
       systemPaths: config.system_paths ?? DEFAULT_SYSTEM_PATHS,
       uids: config.sandbox_uids ?? { first: 100_000, count: 10_000 },
+      memoryCgroup,
       limits,
     },
   };

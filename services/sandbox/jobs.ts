@@ -26,6 +26,8 @@ export interface JobStatus {
   stderr: string;
   truncated: boolean;
   duration_ms: number;
+  /** Once it has ended: the kernel killed one of its processes at the sandbox's memory limit. */
+  out_of_memory: boolean;
 }
 
 /** Long runs that outlive the call that started them, each visible only to its own tenant and session. */
@@ -98,6 +100,7 @@ export function jobStatus(job: Job): JobStatus {
     stderr: outcome?.setupFailed ? "" : output.stderr,
     truncated: output.truncated,
     duration_ms: output.durationMs,
+    out_of_memory: outcome?.outOfMemory ?? false,
   };
 }
 

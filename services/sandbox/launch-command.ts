@@ -8,6 +8,8 @@ export const WORKSPACE = "/workspace";
 export const CODE_FILE = "/run/code/main";
 /** bwrap sets the sandbox up, then waits for a byte on this fd before it runs the program (runner.ts). */
 export const BLOCK_FD = 3;
+/** bwrap writes its child's host pid here, as JSON, before it waits on BLOCK_FD (runner.ts). */
+export const INFO_FD = 4;
 /**
  * The first byte of every run's stdout, written by the interpreter before it reads the code.
  * Neither prlimit nor bwrap writes to stdout, and nothing in the workspace runs before it (see
@@ -142,6 +144,8 @@ export function bwrapArgs(
     "--setenv",
     "LANG",
     "C.UTF-8",
+    "--info-fd",
+    String(INFO_FD),
     "--block-fd",
     String(BLOCK_FD),
     "--",

@@ -10,6 +10,7 @@ export interface ExecResult {
   truncated: boolean;
   duration_ms: number;
   timed_out: boolean;
+  out_of_memory: boolean;
 }
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
@@ -29,6 +30,7 @@ export function execResult(outcome: RunOutcome): ExecResult {
     truncated: outcome.truncated,
     duration_ms: outcome.durationMs,
     timed_out: outcome.end === "timed_out",
+    out_of_memory: outcome.outOfMemory,
   };
 }
 
@@ -39,10 +41,20 @@ export interface EndFacts {
   durationMs: number;
   timeoutMs: number;
   cpuSeconds: number;
+  outOfMemory: boolean;
+  sandboxMemoryBytes: number;
 }
 
 /** How a run ended, in words: "exit code 0", "exit code 153 (SIGXFSZ: file size limit reached)". Pure. */
 export function describeEnd(facts: EndFacts): string {
+  const end = describeExit(facts);
+  if (!facts.outOfMemory) return end;
+  // the kernel picks which process dies, not always the first: the code may have gone on after
+  const mib = Math.round((facts.sandboxMemoryBytes / 1024 ** 2) * 10) / 10;
+  return `${end}; out of memory: the kernel killed a process of it at the sandbox's memory limit of ${mib} MiB`;
+}
+
+function describeExit(facts: EndFacts): string {
   const { exitCode } = facts;
   if (facts.timedOut) {
     return `killed at the wall-clock limit of ${facts.timeoutMs / 1000} s (with every process it started)`;
@@ -73,7 +85,7 @@ export function runText(
 
 export function jobText(
   status: JobStatus,
-  limits: Pick<EndFacts, "timeoutMs" | "cpuSeconds">,
+  limits: Pick<EndFacts, "timeoutMs" | "cpuSeconds" | "sandboxMemoryBytes">,
   maxOutputBytes: number,
 ): string {
   const end =
@@ -86,6 +98,7 @@ export function jobText(
                 exitCode: status.exit_code,
                 timedOut: status.state === "timed_out",
                 durationMs: status.duration_ms,
+                outOfMemory: status.out_of_memory,
                 ...limits,
               })
         }`;

@@ -1,8 +1,23 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { CappedOutput } from "./capped-output.js";
-import { BLOCK_FD, STARTED_BYTE } from "./launch-command.js";
+import { BLOCK_FD, INFO_FD, STARTED_BYTE } from "./launch-command.js";
+import type { RunCgroup } from "./memory-cgroup.js";
 import type { StreamName } from "./progress-batcher.js";
+
+class NoChildPid extends Error {}
+/** bwrap's report is a few hundred characters; more is not bwrap's. */
+const MAX_INFO_CHARS = 65_536;
+
+/** The pid in what bwrap wrote on INFO_FD; none when it failed (or was killed) before writing it all. */
+function childPidOf(info: string): number | undefined {
+  try {
+    const pid = (JSON.parse(info) as { "child-pid"?: unknown })["child-pid"];
+    return Number.isInteger(pid) ? (pid as number) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export interface SpawnRequest {
   command: { file: string; args: string[] };
@@ -10,6 +25,8 @@ export interface SpawnRequest {
   uid: number;
   gid: number;
   maxOutputBytes: number;
+  /** The memory cgroup the sandbox goes in before its program runs; released when it ends. */
+  cgroup?: RunCgroup;
 }
 
 export interface StartRequest {
@@ -30,6 +47,8 @@ export interface RunOutcome {
   stderr: string;
   truncated: boolean;
   durationMs: number;
+  /** The kernel killed one of its processes at the sandbox's memory limit (its cgroup's). */
+  outOfMemory: boolean;
   /**
    * The run ended on its own without ever reaching its code (bwrap, or the interpreter before
    * the code, failed): nothing of the code ran. `stderr` says why, for the operator's log.
@@ -64,6 +83,10 @@ export class Run {
   #endedAt: number | undefined;
   /** STARTED_BYTE came: the interpreter reached the code. */
   #reachedCode = false;
+  /** Resolves once the sandbox is in its cgroup, and only then may its program run. */
+  readonly #placed: Promise<void>;
+  /** Why the sandbox was killed before its program could run, for the operator's log. */
+  #setupError: string | undefined;
 
   constructor(request: SpawnRequest) {
     this.#stdout = new CappedOutput(request.maxOutputBytes);
@@ -76,16 +99,23 @@ export class Run {
       // its own process group: bwrap's pid-1 reaper stays in it, so one group kill reaches the
       // sandbox even while bwrap is still setting up, before --die-with-parent is armed
       detached: true,
-      stdio: ["pipe", "pipe", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
     });
     // a sandbox that dies early (or code that exits without reading stdin) closes these pipes:
     // that is its outcome, not the service's failure
     this.#child.stdin?.on("error", () => {});
     this.#block?.on("error", () => {});
-    this.done = this.#watch().then((outcome) => {
+    const { cgroup } = request;
+    this.#placed = cgroup ? this.#placeIn(cgroup) : Promise.resolve();
+    // start() acts on a failure; one while the sandbox waits (bwrap failed) shows in its outcome
+    this.#placed.catch(() => {});
+    // read or not, the pipe must be drained to its end, or its handle stays open
+    if (!cgroup) (this.#child.stdio[INFO_FD] as Readable | null)?.resume();
+    this.done = this.#watch(cgroup).then((outcome) => {
       clearTimeout(this.#timer);
       this.#outcome = outcome;
       this.#endedAt = Date.now();
+      cgroup?.release();
       return outcome;
     });
   }
@@ -97,8 +127,20 @@ export class Run {
     this.#onOutput = request.onOutput;
     if (this.#outcome) return;
     this.#timer = setTimeout(() => this.kill("timed_out"), request.timeoutMs);
-    this.#child.stdin?.end(request.stdin ?? "");
-    this.#block?.end("x");
+    this.#placed.then(
+      () => {
+        if (!this.running || this.#end !== "exited") return;
+        this.#child.stdin?.end(request.stdin ?? "");
+        this.#block?.end("x");
+      },
+      (error: Error) => {
+        // no child pid: bwrap failed before it made one, and its outcome says why
+        if (!(error instanceof NoChildPid)) {
+          this.#setupError = `cannot put the sandbox in its memory cgroup: ${error.message}`;
+        }
+        this.#killGroup();
+      },
+    );
   }
 
   /** Spawned and not yet started: a sandbox waiting for its program. */
@@ -134,6 +176,10 @@ export class Run {
   kill(reason: Exclude<RunEnd, "exited">): void {
     if (this.#outcome) return;
     if (this.#end === "exited") this.#end = reason;
+    this.#killGroup();
+  }
+
+  #killGroup(): void {
     const pid = this.#child.pid;
     if (pid === undefined) return;
     try {
@@ -141,6 +187,31 @@ export class Run {
     } catch {
       // the group is already gone
     }
+  }
+
+  /** Read the child's pid bwrap reports on INFO_FD and move it into `cgroup`, all before it may run. */
+  #placeIn(cgroup: RunCgroup): Promise<void> {
+    const info = this.#child.stdio[INFO_FD] as Readable | null;
+    if (!info) return Promise.reject(new Error("bwrap's info pipe is missing"));
+    return new Promise((resolve, reject) => {
+      let text = "";
+      // at the first whole report, not at the pipe's end: bwrap closes it milliseconds later
+      const onData = (chunk: Buffer) => {
+        text += chunk;
+        const childPid = childPidOf(text);
+        if (childPid === undefined && text.length <= MAX_INFO_CHARS) return;
+        info.off("data", onData).off("end", onEnd).resume();
+        if (childPid === undefined) return reject(new NoChildPid());
+        try {
+          cgroup.place(childPid);
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const onEnd = () => reject(new NoChildPid());
+      info.on("data", onData).once("end", onEnd).once("error", onEnd);
+    });
   }
 
   /**
@@ -162,7 +233,7 @@ export class Run {
     return this.#startedAt === undefined ? 0 : Math.round(performance.now() - this.#startedAt);
   }
 
-  async #watch(): Promise<RunOutcome> {
+  async #watch(cgroup: RunCgroup | undefined): Promise<RunOutcome> {
     const child = this.#child;
     const read = (stream: Readable | null | undefined, output: CappedOutput, name: StreamName) =>
       new Promise<void>((resolve) => {
@@ -183,7 +254,7 @@ export class Run {
       read(child.stdout, this.#stdout, "stdout"),
       read(child.stderr, this.#stderr, "stderr"),
     ]);
-    const stderr = this.#stderr.text();
+    const stderr = [this.#stderr.text(), this.#setupError].filter(Boolean).join("\n");
     // never by what is on stderr or the exit code: code can print and exit as bwrap does
     const setupFailed = exit.error !== undefined || !this.#reachedCode;
     return {
@@ -193,6 +264,7 @@ export class Run {
       stderr: exit.error ? `cannot start the sandbox: ${exit.error.message}` : stderr,
       truncated: this.#stdout.truncated || this.#stderr.truncated,
       durationMs: this.#elapsed(),
+      outOfMemory: (cgroup?.oomKills() ?? 0) > 0,
       setupFailed: setupFailed && this.#end === "exited",
     };
   }

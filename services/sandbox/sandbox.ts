@@ -20,6 +20,7 @@ import { findHostLibraries } from "./host-libraries.js";
 import { type Job, type JobStatus, Jobs, jobStatus } from "./jobs.js";
 import { launchCommand } from "./launch-command.js";
 import { type LayoutResult, resolveLayout, type SandboxLayout } from "./layout.js";
+import { MemoryCgroups, ownMemoryCgroup, type RunCgroup, V1_MEMORY_ROOT } from "./memory-cgroup.js";
 import { PROBES, probeAdvice } from "./probe.js";
 import { installProgramLinks } from "./program-links.js";
 import type { StreamName } from "./progress-batcher.js";
@@ -115,6 +116,38 @@ export class StartupError extends Error {
 }
 
 /**
+ * The memory cgroups runs go in, as `memory_cgroup` says: a directory given must work, `auto`
+ * uses the service's own memory cgroup when it can and says at start when it cannot.
+ */
+function openMemoryCgroups(config: SandboxConfig, logger: Logger): MemoryCgroups | undefined {
+  const setting = config.memoryCgroup;
+  if (setting === "off") return undefined;
+  if (setting !== "auto") {
+    try {
+      return MemoryCgroups.open(setting, logger);
+    } catch (error) {
+      throw new StartupError(
+        `memory_cgroup ${setting}: ${(error as Error).message}; name a cgroup v1 memory directory the service may write, or "auto" or "off"`,
+      );
+    }
+  }
+  try {
+    const own = ownMemoryCgroup(readFileSync("/proc/self/cgroup", "utf8"));
+    if (own === undefined || !existsSync(V1_MEMORY_ROOT)) {
+      throw new Error("this host has no cgroup v1 memory controller (cgroup v2 is not supported yet)");
+    }
+    return MemoryCgroups.open(join(V1_MEMORY_ROOT, own), logger);
+  } catch (error) {
+    logger.warn(
+      { reason: (error as Error).message },
+      "runs get no memory cgroup, so memory is limited per process only (limits.memory_bytes); " +
+        'set memory_cgroup to a cgroup directory the service may write, or to "off" to say so',
+    );
+    return undefined;
+  }
+}
+
+/**
  * The sandbox without HTTP: runs code for an owner in the owner's workspace, keeps jobs, and
  * reads and writes workspace files. Every method takes the owner from the call's identity.
  */
@@ -129,6 +162,7 @@ export class Sandbox {
     private readonly config: SandboxConfig,
     private readonly layout: SandboxLayout,
     private readonly logger: Logger,
+    private readonly cgroups: MemoryCgroups | undefined,
   ) {
     const { limits } = config;
     const idleMs = limits.workspace_idle_seconds * 1000;
@@ -189,7 +223,14 @@ export class Sandbox {
     let sandbox: Sandbox;
     try {
       installProgramLinks(join(config.stateDir, "programs"), resolved.links);
-      sandbox = new Sandbox(config, resolved.layout, logger);
+      const cgroups = openMemoryCgroups(config, logger);
+      if (cgroups) {
+        logger.info(
+          { cgroup: cgroups.dir, sandbox_memory_bytes: config.limits.sandbox_memory_bytes },
+          "each run gets a memory cgroup of its own",
+        );
+      }
+      sandbox = new Sandbox(config, resolved.layout, logger, cgroups);
     } catch (error) {
       rmSync(pidFile(config.stateDir), { force: true });
       throw error;
@@ -327,6 +368,7 @@ export class Sandbox {
     clearInterval(this.#sweeper);
     for (const run of this.#runs) run.kill("cancelled");
     await Promise.all([...[...this.#runs].map((run) => run.done), this.#warm.close()]);
+    await this.cgroups?.close();
     rmSync(pidFile(this.config.stateDir), { force: true });
   }
 
@@ -392,16 +434,30 @@ export class Sandbox {
     if (options.warm) {
       // while this run runs, so the next is set up by the time the session calls again; after
       // this run's start, which the spawn (a fork of the whole service) must not delay
-      setImmediate(() => this.#warm.offer(key, () => this.#prepare(workspace, request.language)));
+      setImmediate(() => {
+        try {
+          this.#warm.offer(key, () => this.#prepare(workspace, request.language));
+        } catch (error) {
+          this.logger.warn({ err: error }, "a sandbox could not be made ready ahead");
+        }
+      });
     }
     return { run, warm: warm !== undefined };
   }
 
   /** Spawn a sandbox for the workspace and language, set up and waiting for its code. */
   #prepare(workspace: WorkspaceDir, language: Language): Prepared {
+    const { limits } = this.config;
+    let cgroup: RunCgroup | undefined;
+    try {
+      cgroup = this.cgroups?.create(limits.sandbox_memory_bytes);
+    } catch (error) {
+      this.logger.error({ err: error }, "a run's memory cgroup could not be made");
+      throw new SandboxError("sandbox_failed", "the sandbox could not be set up; the service's log says why");
+    }
     const codeDir = mkdtempSync(join(this.#runsDir, "run-"));
     chmodSync(codeDir, 0o755);
-    const command = launchCommand(this.config, this.layout, this.config.limits, {
+    const command = launchCommand(this.config, this.layout, limits, {
       workspaceDir: workspace.dir,
       codeDir,
       language,
@@ -410,7 +466,8 @@ export class Sandbox {
       command,
       uid: workspace.uid,
       gid: workspace.gid,
-      maxOutputBytes: this.config.limits.max_output_bytes,
+      maxOutputBytes: limits.max_output_bytes,
+      ...(cgroup && { cgroup }),
     });
     void run.done.then(() => rmSync(codeDir, { recursive: true, force: true }));
     return { run, codeDir };

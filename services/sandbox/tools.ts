@@ -30,6 +30,7 @@ const ExecOutput = Type.Object(
     truncated: Type.Boolean(),
     duration_ms: Type.Integer(),
     timed_out: Type.Boolean(),
+    out_of_memory: Type.Boolean(),
   },
   strict,
 );
@@ -46,6 +47,7 @@ const JobOutput = Type.Object(
     stderr: Type.String(),
     truncated: Type.Boolean(),
     duration_ms: Type.Integer(),
+    out_of_memory: Type.Boolean(),
   },
   strict,
 );
@@ -96,7 +98,11 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
         type: "text" as const,
         text: jobText(
           status,
-          { timeoutMs: status.timeout_seconds * 1000, cpuSeconds: limits.cpu_seconds },
+          {
+            timeoutMs: status.timeout_seconds * 1000,
+            cpuSeconds: limits.cpu_seconds,
+            sandboxMemoryBytes: limits.sandbox_memory_bytes,
+          },
           limits.max_output_bytes,
         ),
       },
@@ -147,6 +153,8 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
           durationMs: result.duration_ms,
           timeoutMs: request.timeoutMs,
           cpuSeconds: limits.cpu_seconds,
+          outOfMemory: result.out_of_memory,
+          sandboxMemoryBytes: limits.sandbox_memory_bytes,
         });
         return {
           content: [{ type: "text" as const, text: runText(result, end, limits.max_output_bytes) }],

@@ -25,6 +25,7 @@ describe("the sandbox config", () => {
       bwrap: "/usr/bin/bwrap",
       prlimit: "/usr/bin/prlimit",
       uids: { first: 100_000, count: 10_000 },
+      memoryCgroup: "auto",
       limits: DEFAULT_LIMITS,
     });
     expect([...resolved.config.languages]).toEqual([["bash", "/usr/bin/bash"]]);
@@ -55,6 +56,7 @@ describe("the sandbox config", () => {
         token_env: "UNSET_VARIABLE",
         listen: "nowhere",
         languages: {},
+        memory_cgroup: "sometimes",
         limits: { timeout_seconds: 100, max_timeout_seconds: 10 },
       },
       env,
@@ -65,6 +67,7 @@ describe("the sandbox config", () => {
       "token_env: set the environment variable UNSET_VARIABLE to the token Brain sends",
       "languages: name at least one interpreter (bash, python or node)",
       "limits.timeout_seconds: must not exceed limits.max_timeout_seconds",
+      'memory_cgroup: must be "auto", "off", or the absolute path of a cgroup directory',
     ]);
   });
 });

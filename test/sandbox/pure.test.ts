@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CappedOutput } from "../../services/sandbox/capped-output.js";
+import { oomKillsOf, ownMemoryCgroup } from "../../services/sandbox/memory-cgroup.js";
 import { probeAdvice } from "../../services/sandbox/probe.js";
 import { type OutputProgress, ProgressBatcher } from "../../services/sandbox/progress-batcher.js";
 import { describeEnd, runText } from "../../services/sandbox/result-text.js";
@@ -106,7 +107,15 @@ describe("ProgressBatcher", () => {
 
 describe("result text", () => {
   it("names how a run ended, with the signal behind a high exit code", () => {
-    const facts = { exitCode: 0, timedOut: false, durationMs: 10, timeoutMs: 1000, cpuSeconds: 2 };
+    const facts = {
+      exitCode: 0,
+      timedOut: false,
+      durationMs: 10,
+      timeoutMs: 1000,
+      cpuSeconds: 2,
+      outOfMemory: false,
+      sandboxMemoryBytes: 96 * 1024 ** 2,
+    };
     expect(describeEnd(facts)).toBe("exit code 0");
     expect(describeEnd({ ...facts, exitCode: 152 })).toBe("exit code 152 (SIGXCPU: CPU time limit reached)");
     expect(describeEnd({ ...facts, exitCode: 153 })).toBe("exit code 153 (SIGXFSZ: file size limit reached)");
@@ -118,6 +127,11 @@ describe("result text", () => {
     expect(describeEnd({ ...facts, exitCode: 137, durationMs: 2100 })).toBe(
       "exit code 137 (SIGKILL: the CPU time limit of 2 s)",
     );
+    // the kernel may kill a child and leave the program to carry on: said whatever the exit code
+    expect(describeEnd({ ...facts, exitCode: 137, outOfMemory: true })).toBe(
+      "exit code 137 (SIGKILL: killed); out of memory: the kernel killed a process of it at the sandbox's memory limit of 96 MiB",
+    );
+    expect(describeEnd({ ...facts, outOfMemory: true })).toMatch(/^exit code 0; out of memory/);
   });
 
   it("shows each stream that has output and says when output was cut", () => {
@@ -139,5 +153,22 @@ describe("probe advice", () => {
     expect(probeAdvice("bwrap: execvp /usr/bin/x: No such file or directory")).toMatch(
       /apt-get install -y bubblewrap/,
     );
+  });
+});
+
+describe("memory cgroups", () => {
+  it("finds the service's own cgroup in the v1 memory hierarchy, whatever else shares the line", () => {
+    const text = ["12:pids:/user.slice", "4:memory:/process_api/9fb5", "0::/user.slice/session-1.scope"].join(
+      "\n",
+    );
+    expect(ownMemoryCgroup(text)).toBe("/process_api/9fb5");
+    expect(ownMemoryCgroup("7:cpu,memory:/a:b\n")).toBe("/a:b");
+    // cgroup v2 only: memory has no hierarchy of its own
+    expect(ownMemoryCgroup("0::/init.scope\n")).toBeUndefined();
+  });
+
+  it("reads how many processes the OOM killer ended", () => {
+    expect(oomKillsOf("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")).toBe(3);
+    expect(oomKillsOf("oom_kill_disable 0\nunder_oom 0\n")).toBe(0);
   });
 });

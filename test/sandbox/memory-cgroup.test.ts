@@ -1,0 +1,130 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestSandbox, type TestSandbox } from "./sandbox-service.js";
+
+// Each child holds 48 MiB, well under memory_bytes (256 MiB per process); three of them are more
+// than the whole sandbox's 96 MiB.
+const THREE_HOLDERS = [
+  "import subprocess, sys",
+  "holder = 'import time; held = b\"x\" * (48 * 1024 * 1024); time.sleep(0.5)'",
+  "children = [subprocess.Popen([sys.executable, '-c', holder]) for _ in range(3)]",
+  "print(' '.join(str(child.wait()) for child in children))",
+].join("\n");
+const SANDBOX_MEMORY = 96 * 1024 * 1024;
+
+let limited: TestSandbox;
+let unlimited: TestSandbox;
+
+beforeAll(async () => {
+  [limited, unlimited] = await Promise.all([
+    startTestSandbox(190_000, { limits: { sandbox_memory_bytes: SANDBOX_MEMORY } }),
+    startTestSandbox(190_100, { memory_cgroup: "off", limits: { sandbox_memory_bytes: SANDBOX_MEMORY } }),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([limited?.close(), unlimited?.close()]);
+});
+
+/** The service's memory cgroup directory, from its start-up log. */
+function cgroupDir(sandbox: TestSandbox): string {
+  const line = sandbox
+    .logs()
+    .split("\n")
+    .find((each) => each.includes("each run gets a memory cgroup of its own"));
+  if (!line) throw new Error(`no memory cgroup in the log:\n${sandbox.logs()}`);
+  return (JSON.parse(line) as { cgroup: string }).cgroup;
+}
+
+type ExecOutput = { exit_code: number; stdout: string; out_of_memory: boolean };
+
+describe("a run's memory cgroup", () => {
+  it("holds all of a run's processes together to sandbox_memory_bytes", async () => {
+    const answer = await limited.call("sandbox_exec", { language: "python", code: THREE_HOLDERS });
+    const out = answer.result.structured_content as ExecOutput;
+    expect(out.out_of_memory).toBe(true);
+    // the kernel killed at least one child, which python reports as -9
+    expect(out.stdout.trim().split(" ")).toContain("-9");
+    expect(answer.text).toContain(
+      "out of memory: the kernel killed a process of it at the sandbox's memory limit of 96 MiB",
+    );
+  });
+
+  it("is what stops them: without it each process stays under its own limit and all three run", async () => {
+    const answer = await unlimited.call("sandbox_exec", { language: "python", code: THREE_HOLDERS });
+    expect(answer.result.structured_content).toMatchObject({
+      exit_code: 0,
+      stdout: "0 0 0\n",
+      out_of_memory: false,
+    });
+    expect(unlimited.logs()).not.toContain("each run gets a memory cgroup of its own");
+  });
+
+  it("counts the run's /tmp too", async () => {
+    const roomy = await startTestSandbox(190_200, {
+      limits: { sandbox_memory_bytes: 32 * 1024 * 1024, tmp_bytes: 256 * 1024 * 1024 },
+    });
+    try {
+      const answer = await roomy.call("sandbox_exec", {
+        language: "bash",
+        code: "head -c 100000000 /dev/zero > /tmp/fill; echo $?; stat -c %s /tmp/fill",
+      });
+      const out = answer.result.structured_content as ExecOutput;
+      // tmpfs pages stay charged whoever is killed: the kernel ends the run before it has them all
+      expect(out.out_of_memory).toBe(true);
+      expect(out.stdout).not.toContain("100000000");
+    } finally {
+      await roomy.close();
+    }
+  });
+
+  it("reports a job that ran out of memory", async () => {
+    const started = await limited.call("sandbox_start", { language: "python", code: THREE_HOLDERS });
+    const { job_id } = started.result.structured_content as { job_id: string };
+    const status = await limited.call("sandbox_status", { job_id, wait_seconds: 10 });
+    expect(status.result.structured_content).toMatchObject({ state: "exited", out_of_memory: true });
+    expect(status.text).toContain("out of memory");
+  });
+
+  it("is gone when its run ends, and the service's own when it stops", async () => {
+    const own = await startTestSandbox(190_300, { limits: { warm_sandboxes: 0 } });
+    const dir = cgroupDir(own);
+    try {
+      await own.call("sandbox_exec", { language: "bash", code: "sleep 0.1 & echo started" });
+      await expect.poll(() => readdirSync(dir).filter((name) => name.startsWith("run-"))).toEqual([]);
+    } finally {
+      await own.close();
+    }
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("removes at start what a service that died left, and nothing of a live one's", async () => {
+    const parent = dirname(cgroupDir(limited));
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid;
+    const left = join(parent, `brain-sandbox-${gone}-1`);
+    mkdirSync(join(left, "run-7"), { recursive: true });
+    const next = await startTestSandbox(190_500);
+    try {
+      expect(existsSync(left)).toBe(false);
+      expect(existsSync(cgroupDir(limited))).toBe(true);
+      const answer = await limited.call("sandbox_exec", { language: "bash", code: "echo still limited" });
+      expect(answer.result.structured_content).toMatchObject({ exit_code: 0, stdout: "still limited\n" });
+    } finally {
+      await next.close();
+    }
+  });
+
+  it("refuses to start on a memory_cgroup that is not a memory cgroup, saying what to give", async () => {
+    const notCgroup = mkdtempSync(join(tmpdir(), "not-a-cgroup-"));
+    try {
+      await expect(startTestSandbox(190_400, { memory_cgroup: notCgroup })).rejects.toThrow(
+        `memory_cgroup ${notCgroup}: ${notCgroup} is not a cgroup v1 memory directory`,
+      );
+    } finally {
+      rmSync(notCgroup, { recursive: true, force: true });
+    }
+  });
+});
