@@ -32,6 +32,12 @@ const LimitsSchema = Type.Object(
       "Memory of one run, all its processes and its /tmp and /dev/shm together (a memory cgroup; see memory_cgroup).",
     ),
     max_processes: Count(64, 2, 65_536, "Processes of one workspace at once (RLIMIT_NPROC)."),
+    nice: Count(
+      10,
+      0,
+      19,
+      "The niceness code runs at: when CPU is short, the service and Brain come first (0 gives code the service's).",
+    ),
     max_file_bytes: Count(104_857_600, 0, 1_099_511_627_776, "Largest file code may write (RLIMIT_FSIZE)."),
     max_open_files: Count(256, 16, 65_536, "Open files per process (RLIMIT_NOFILE)."),
     tmp_bytes: Count(67_108_864, 4096, 17_179_869_184, "Size of the private /tmp (and of /dev/shm)."),

@@ -73,6 +73,8 @@ export function rlimitArgs(limits: Limits): string[] {
     `--nofile=${both(limits.max_open_files)}`,
     "--core=0:0",
     "--memlock=0:0",
+    // code may not lower its niceness back (limits.nice), whatever the host grants its users
+    "--nice=0:0",
   ];
 }
 

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { setPriority } from "node:os";
 import type { Readable, Writable } from "node:stream";
 import { CappedOutput } from "./capped-output.js";
 import { BLOCK_FD, INFO_FD, STARTED_BYTE } from "./launch-command.js";
@@ -25,6 +26,8 @@ export interface SpawnRequest {
   uid: number;
   gid: number;
   maxOutputBytes: number;
+  /** The niceness the sandbox's processes run at (0 leaves the service's). */
+  nice: number;
   /** The memory cgroup the sandbox goes in before its program runs; released when it ends. */
   cgroup?: RunCgroup;
 }
@@ -83,8 +86,8 @@ export class Run {
   #endedAt: number | undefined;
   /** STARTED_BYTE came: the interpreter reached the code. */
   #reachedCode = false;
-  /** Resolves once the sandbox is in its cgroup, and only then may its program run. */
-  readonly #placed: Promise<void>;
+  /** Resolves once the sandbox has its niceness and is in its cgroup: only then may its program run. */
+  readonly #confined: Promise<void>;
   /** Why the sandbox was killed before its program could run, for the operator's log. */
   #setupError: string | undefined;
 
@@ -106,11 +109,9 @@ export class Run {
     this.#child.stdin?.on("error", () => {});
     this.#block?.on("error", () => {});
     const { cgroup } = request;
-    this.#placed = cgroup ? this.#placeIn(cgroup) : Promise.resolve();
+    this.#confined = this.#confine(request.nice, cgroup);
     // start() acts on a failure; one while the sandbox waits (bwrap failed) shows in its outcome
-    this.#placed.catch(() => {});
-    // read or not, the pipe must be drained to its end, or its handle stays open
-    if (!cgroup) (this.#child.stdio[INFO_FD] as Readable | null)?.resume();
+    this.#confined.catch(() => {});
     this.done = this.#watch(cgroup).then((outcome) => {
       clearTimeout(this.#timer);
       this.#outcome = outcome;
@@ -127,7 +128,7 @@ export class Run {
     this.#onOutput = request.onOutput;
     if (this.#outcome) return;
     this.#timer = setTimeout(() => this.kill("timed_out"), request.timeoutMs);
-    this.#placed.then(
+    this.#confined.then(
       () => {
         if (!this.running || this.#end !== "exited") return;
         this.#child.stdin?.end(request.stdin ?? "");
@@ -136,7 +137,7 @@ export class Run {
       (error: Error) => {
         // no child pid: bwrap failed before it made one, and its outcome says why
         if (!(error instanceof NoChildPid)) {
-          this.#setupError = `cannot put the sandbox in its memory cgroup: ${error.message}`;
+          this.#setupError = `cannot confine the sandbox: ${error.message}`;
         }
         this.#killGroup();
       },
@@ -189,8 +190,11 @@ export class Run {
     }
   }
 
-  /** Read the child's pid bwrap reports on INFO_FD and move it into `cgroup`, all before it may run. */
-  #placeIn(cgroup: RunCgroup): Promise<void> {
+  /**
+   * Read the child's pid bwrap reports on INFO_FD, lower its priority and move it into `cgroup`,
+   * all before it may run: every process of the sandbox descends from it.
+   */
+  #confine(nice: number, cgroup: RunCgroup | undefined): Promise<void> {
     const info = this.#child.stdio[INFO_FD] as Readable | null;
     if (!info) return Promise.reject(new Error("bwrap's info pipe is missing"));
     return new Promise((resolve, reject) => {
@@ -203,7 +207,8 @@ export class Run {
         info.off("data", onData).off("end", onEnd).resume();
         if (childPid === undefined) return reject(new NoChildPid());
         try {
-          cgroup.place(childPid);
+          if (nice > 0) setPriority(childPid, nice);
+          cgroup?.place(childPid);
           resolve();
         } catch (error) {
           reject(error);

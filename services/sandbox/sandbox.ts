@@ -467,6 +467,7 @@ export class Sandbox {
       uid: workspace.uid,
       gid: workspace.gid,
       maxOutputBytes: limits.max_output_bytes,
+      nice: limits.nice,
       ...(cgroup && { cgroup }),
     });
     void run.done.then(() => rmSync(codeDir, { recursive: true, force: true }));

@@ -144,6 +144,25 @@ describe("sandbox isolation", () => {
     }
   });
 
+  it("runs code below the service's priority, and it cannot raise its own", async () => {
+    const answer = await exec(
+      "python",
+      [
+        "import os, subprocess, sys",
+        "print(os.nice(0))",
+        "print(subprocess.run([sys.executable, '-c', 'import os; print(os.nice(0))'], capture_output=True, text=True).stdout.strip())",
+        "try:",
+        "    os.nice(-1)",
+        "    print('raised')",
+        "except PermissionError:",
+        "    print('refused')",
+      ].join("\n"),
+    );
+    // limits.nice, 10 by default, in the program and whatever it starts
+    expect(answer.result.structured_content).toMatchObject({ exit_code: 0, stdout: "10\n10\nrefused\n" });
+    await expectStillServing();
+  });
+
   it("refuses a memory hog its memory, at memory_bytes", async () => {
     const answer = await exec(
       "python",

@@ -106,6 +106,7 @@ describe("rlimits", () => {
       `--nofile=${DEFAULT_LIMITS.max_open_files}:${DEFAULT_LIMITS.max_open_files}`,
       "--core=0:0",
       "--memlock=0:0",
+      "--nice=0:0",
     ]);
   });
 });
