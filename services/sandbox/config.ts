@@ -54,6 +54,12 @@ const LimitsSchema = Type.Object(
     max_write_bytes: Count(1_048_576, 1024, 67_108_864, "Largest file sandbox_write_file writes."),
     max_list_entries: Count(1000, 1, 100_000, "Most entries sandbox_list returns."),
     max_concurrent_runs: Count(16, 1, 4096, "Runs (calls and jobs) at once over all sessions."),
+    max_runs_per_tenant: Count(
+      8,
+      1,
+      4096,
+      "Runs at once of one tenant's sessions, so that one tenant cannot take every run from the others.",
+    ),
     warm_sandboxes: Count(8, 0, 1024, "Sandboxes kept set up for sessions' next calls; 0 makes each afresh."),
     max_jobs_per_session: Count(4, 1, 1024, "Running jobs per session at once."),
     job_retention_seconds: Seconds(600, 604_800, "How long a finished job's status stays readable."),

@@ -154,7 +154,8 @@ function openMemoryCgroups(config: SandboxConfig, logger: Logger): MemoryCgroups
 export class Sandbox {
   readonly #workspaces: Workspaces;
   readonly #jobs: Jobs;
-  readonly #runs = new Set<Run>();
+  /** Each running run, with its tenant. */
+  readonly #runs = new Map<Run, string>();
   readonly #warm: WarmSandboxes;
   readonly #sweeper: NodeJS.Timeout;
 
@@ -252,7 +253,7 @@ export class Sandbox {
     const cancel = () => run?.kill("cancelled");
     options.signal.addEventListener("abort", cancel, { once: true });
     try {
-      let launched = this.#launch(lease.workspace, request, options.onOutput);
+      let launched = this.#launch(lease.workspace, request, { tenantId: owner.tenantId }, options.onOutput);
       run = launched.run;
       if (options.signal.aborted) cancel();
       let outcome = await run.done;
@@ -261,7 +262,12 @@ export class Sandbox {
         // limit then); none of the code ran (runner.ts knows by STARTED_BYTE, which code cannot
         // withhold), so it runs once more, in a fresh one
         this.logger.warn({ stderr: outcome.stderr.slice(0, 500) }, "a warm sandbox failed; running afresh");
-        launched = this.#launch(lease.workspace, request, options.onOutput, { warm: false });
+        launched = this.#launch(
+          lease.workspace,
+          request,
+          { tenantId: owner.tenantId, warm: false },
+          options.onOutput,
+        );
         run = launched.run;
         if (options.signal.aborted) cancel();
         outcome = await run.done;
@@ -280,7 +286,7 @@ export class Sandbox {
     const lease = this.#workspaces.acquire(owner);
     let run: Run;
     try {
-      ({ run } = this.#launch(lease.workspace, request));
+      ({ run } = this.#launch(lease.workspace, request, { tenantId: owner.tenantId }));
     } catch (error) {
       lease.release();
       throw error;
@@ -366,8 +372,8 @@ export class Sandbox {
   /** Kill every run and job; workspaces stay for the next start. */
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
-    for (const run of this.#runs) run.kill("cancelled");
-    await Promise.all([...[...this.#runs].map((run) => run.done), this.#warm.close()]);
+    for (const run of this.#runs.keys()) run.kill("cancelled");
+    await Promise.all([...[...this.#runs.keys()].map((run) => run.done), this.#warm.close()]);
     await this.cgroups?.close();
     rmSync(pidFile(this.config.stateDir), { force: true });
   }
@@ -414,8 +420,8 @@ export class Sandbox {
   #launch(
     workspace: WorkspaceDir,
     request: CodeRequest,
+    options: { tenantId: string; warm?: boolean },
     onOutput?: ExecOptions["onOutput"],
-    options: { warm: boolean } = { warm: true },
   ): { run: Run; warm: boolean } {
     const { limits } = this.config;
     if (this.#runs.size >= limits.max_concurrent_runs) {
@@ -424,14 +430,24 @@ export class Sandbox {
         `the sandbox runs ${this.#runs.size} programs already, its most; try again shortly`,
       );
     }
+    let ofTenant = 0;
+    for (const tenantId of this.#runs.values()) if (tenantId === options.tenantId) ofTenant++;
+    if (ofTenant >= limits.max_runs_per_tenant) {
+      throw new SandboxError(
+        "busy",
+        `this tenant runs ${ofTenant} programs in the sandbox already, the most one tenant may at once; ` +
+          "try again when one has ended",
+      );
+    }
+    const useWarm = options.warm ?? true;
     const key = `${workspace.dir}\0${workspace.uid}\0${request.language}`;
-    const warm = options.warm ? this.#warm.take(key) : undefined;
+    const warm = useWarm ? this.#warm.take(key) : undefined;
     const { run, codeDir } = warm ?? this.#prepare(workspace, request.language);
     writeFileSync(join(codeDir, "main"), request.code, { mode: 0o644 });
     run.start({ stdin: request.stdin, timeoutMs: request.timeoutMs, ...(onOutput && { onOutput }) });
-    this.#runs.add(run);
+    this.#runs.set(run, options.tenantId);
     void run.done.then(() => this.#runs.delete(run));
-    if (options.warm) {
+    if (useWarm) {
       // while this run runs, so the next is set up by the time the session calls again; after
       // this run's start, which the spawn (a fork of the whole service) must not delay
       setImmediate(() => {
@@ -496,8 +512,7 @@ export class Sandbox {
         const { run } = this.#launch(
           { dir, uid, gid: uid },
           { language, code: PROBES[language], timeoutMs: PROBE_TIMEOUT_MS },
-          undefined,
-          { warm: false },
+          { tenantId: "", warm: false },
         );
         const outcome = await run.done;
         // the probe's code is ours, so here stderr may judge: bwrap's own words (or no bwrap at

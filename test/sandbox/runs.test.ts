@@ -177,6 +177,37 @@ describe("sandbox_exec", () => {
       await narrow.close();
     }
   });
+
+  it("leaves runs for other tenants when one tenant is at max_runs_per_tenant", async () => {
+    const shared = await startTestSandbox(130_500, {
+      limits: { max_concurrent_runs: 3, max_runs_per_tenant: 2 },
+    });
+    try {
+      const sleep = (session: string, tenant = "greedy") =>
+        shared.call("sandbox_exec", { language: "bash", code: "sleep 1" }, { tenant, session });
+      const held = [sleep("ses_a"), sleep("ses_b")];
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // the same tenant from another session is refused; another tenant still gets the last run
+      const third = await shared.call(
+        "sandbox_exec",
+        { language: "bash", code: "true" },
+        { tenant: "greedy", session: "ses_c" },
+      );
+      expect(third.result.structured_content).toMatchObject({ error: { code: "busy" } });
+      expect(third.text).toContain("the most one tenant may at once");
+      const other = await shared.call(
+        "sandbox_exec",
+        { language: "bash", code: "echo mine" },
+        { tenant: "modest", session: "ses_d" },
+      );
+      expect(other.result.structured_content).toMatchObject({ exit_code: 0, stdout: "mine\n" });
+      for (const answer of await Promise.all(held)) {
+        expect(answer.result.structured_content).toMatchObject({ exit_code: 0 });
+      }
+    } finally {
+      await shared.close();
+    }
+  });
 });
 
 describe("jobs", () => {
