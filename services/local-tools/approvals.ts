@@ -55,8 +55,10 @@ function toApproval(row: Row): Approval {
 export type AnswerRefusal = { code: "not_found" | "already_answered" | "expired"; message: string };
 
 export class TooManyPending extends Error {
-  constructor(readonly limit: number) {
-    super(`${limit} approvals are already waiting for an operator; try again after some are answered`);
+  constructor(limit: number, whose: "" | "of this tenant ") {
+    super(
+      `${limit} approvals ${whose}are already waiting for an operator; try again after some are answered`,
+    );
   }
 }
 
@@ -129,6 +131,8 @@ export class ApprovalStore {
     question: string;
     timeoutMs: number;
     maxPending: number;
+    /** So that one tenant's questions cannot fill the operator's queue for the others. */
+    maxPendingPerTenant: number;
   }): Approval {
     return this.#db.transaction(() => {
       const now = this.#now();
@@ -146,11 +150,15 @@ export class ApprovalStore {
         return toApproval({ ...earlier, call_id: ask.call_id });
       }
       const pending = this.#db
-        .prepare("SELECT count(*) AS n FROM approvals WHERE status = 'pending'")
-        .get() as {
-        n: number;
-      };
-      if (pending.n >= ask.maxPending) throw new TooManyPending(ask.maxPending);
+        .prepare(
+          `SELECT count(*) AS total, coalesce(sum(tenant_id = ?), 0) AS tenant
+             FROM approvals WHERE status = 'pending'`,
+        )
+        .get(ask.tenant_id) as { total: number; tenant: number };
+      if (pending.total >= ask.maxPending) throw new TooManyPending(ask.maxPending, "");
+      if (pending.tenant >= ask.maxPendingPerTenant) {
+        throw new TooManyPending(ask.maxPendingPerTenant, "of this tenant ");
+      }
       const row: Row = {
         id: `apr_${randomBytes(12).toString("base64url")}`,
         tenant_id: ask.tenant_id,

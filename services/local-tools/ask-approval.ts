@@ -7,6 +7,7 @@ export interface AskApprovalOptions {
   maxTimeoutSeconds: number;
   progressMs: number;
   maxPending: number;
+  maxPendingPerTenant: number;
   maxQuestionChars: number;
 }
 
@@ -63,6 +64,7 @@ export function askApprovalTool(store: ApprovalStore, options: AskApprovalOption
           question,
           timeoutMs: timeoutSeconds * 1000,
           maxPending: options.maxPending,
+          maxPendingPerTenant: options.maxPendingPerTenant,
         });
       } catch (error) {
         if (error instanceof TooManyPending) throw new ToolError(error.message);

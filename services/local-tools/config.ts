@@ -57,6 +57,7 @@ export const LocalToolsConfigSchema = Type.Object(
             "How often a waiting call repeats its waiting_for_operator progress.",
           ),
           max_pending: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1000 })),
+          max_pending_per_tenant: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 100 })),
           max_question_chars: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 4096 })),
         },
         strict,
@@ -93,6 +94,7 @@ export interface LocalToolsConfig {
     maxTimeoutSeconds: number;
     progressMs: number;
     maxPending: number;
+    maxPendingPerTenant: number;
     maxQuestionChars: number;
   };
   wait: { maxSeconds: number; progressMs: number };
@@ -147,6 +149,7 @@ export function resolveLocalToolsConfig(raw: unknown, env: NodeJS.ProcessEnv, ba
         maxTimeoutSeconds: maxTimeout,
         progressMs: (approvals.progress_seconds ?? 5) * 1000,
         maxPending: approvals.max_pending ?? 1000,
+        maxPendingPerTenant: approvals.max_pending_per_tenant ?? 100,
         maxQuestionChars: approvals.max_question_chars ?? 4096,
       },
       wait: {

@@ -16,15 +16,31 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const ask = (call_id: string) =>
+const ask = (call_id: string, tenant_id = "acme", question = "Drop the table?") =>
   store.open({
-    tenant_id: "acme",
+    tenant_id,
     session_id: "ses_1",
     call_id,
-    question: "Drop the table?",
+    question,
     timeoutMs: 60_000,
     maxPending: 10,
+    maxPendingPerTenant: 6,
   });
+
+it("bounds the questions waiting for the operator, and each tenant's share of them", () => {
+  for (let i = 0; i < 6; i++) ask(`call_a${i}`, "acme", `question ${i}`);
+  expect(() => ask("call_a6", "acme", "one more")).toThrow(
+    "6 approvals of this tenant are already waiting for an operator",
+  );
+  // another tenant still reaches the operator, up to the limit over all
+  for (let i = 0; i < 4; i++) ask(`call_b${i}`, "globex", `question ${i}`);
+  expect(() => ask("call_b4", "globex", "one more")).toThrow("10 approvals are already waiting");
+  // an answered question leaves room
+  const [waiting] = store.pending(1);
+  if (!waiting) throw new Error("nothing pending");
+  store.answer(waiting.id, "no", "ana");
+  expect(ask("call_a7", "acme", "now there is room")).toMatchObject({ status: "pending" });
+});
 
 it("gives an approval a call holds to no other call; released undelivered, the next ask reuses it", () => {
   const first = ask("call_1");
