@@ -6,8 +6,9 @@ import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { Pool } from "undici";
 import { type Language, resolveSandboxConfig } from "../services/sandbox/config.js";
-import { BLOCK_FD, INFO_FD, launchCommand } from "../services/sandbox/launch-command.js";
+import { BLOCK_FD, INFO_FD, launchCommand, SECCOMP_FD } from "../services/sandbox/launch-command.js";
 import { layoutOf } from "../services/sandbox/sandbox.js";
+import { seccompFilter } from "../services/sandbox/seccomp.js";
 import { workspaceName } from "../services/sandbox/workspaces.js";
 import { runWhenMain } from "./alone.js";
 import { startNode } from "./processes.js";
@@ -82,6 +83,7 @@ export const run: Benchmark = async (context) => {
     await exec("bash", "true");
     const workspaceDir = join(config.stateDir, "workspaces", workspaceName(OWNER));
     const uid = 190_000;
+    const filter = seccompFilter();
     const rawRun = (language: Language, code: string) => {
       const codeDir = mkdtempSync(join(stateDir, "code-"));
       chmodSync(codeDir, 0o755);
@@ -90,8 +92,9 @@ export const run: Benchmark = async (context) => {
         workspaceDir,
         codeDir,
         language,
+        seccomp: filter !== undefined,
       });
-      return () => spawnToEnd(command, uid, true);
+      return () => spawnToEnd(command, uid, { sandboxed: true, ...(filter && { filter }) });
     };
 
     context.log(`sandbox: ${RUNS} runs of each, after ${WARMUP} to warm up`);
@@ -110,12 +113,12 @@ export const run: Benchmark = async (context) => {
     const trueFirst = await measure("exec true, first call", (i) => exec("bash", "true", `ses_first_${i}`));
     const trueRaw = await measure("raw true", rawRun("bash", "true"));
     const bareTrue = await measure("bare true", () =>
-      spawnToEnd({ file: "/usr/bin/bash", args: ["-c", "true"] }, uid, false),
+      spawnToEnd({ file: "/usr/bin/bash", args: ["-c", "true"] }, uid, { sandboxed: false }),
     );
     const pyCall = await measure("exec python", () => exec("python", PYTHON_10MS));
     const pyRaw = await measure("raw python", rawRun("python", PYTHON_10MS));
     const barePy = await measure("bare python", () =>
-      spawnToEnd({ file: "/usr/bin/python3", args: ["-c", PYTHON_10MS] }, uid, false),
+      spawnToEnd({ file: "/usr/bin/python3", args: ["-c", PYTHON_10MS] }, uid, { sandboxed: false }),
     );
     const serviceRss = service.memory().rssBytes;
 
@@ -177,20 +180,23 @@ export const run: Benchmark = async (context) => {
 function spawnToEnd(
   command: { file: string; args: string[] },
   uid: number,
-  sandboxed: boolean,
+  { sandboxed, filter }: { sandboxed: boolean; filter?: Buffer },
 ): Promise<void> {
   return new Promise((resolve, reject) => {
+    const pipes = sandboxed ? (filter ? 3 : 2) : 0;
     const child = spawn(command.file, command.args, {
       uid,
       gid: uid,
       env: {},
-      stdio: ["ignore", "ignore", "ignore", ...(sandboxed ? (["pipe", "pipe"] as const) : [])],
+      stdio: ["ignore", "ignore", "ignore", ...new Array<"pipe">(pipes).fill("pipe")],
     });
     if (sandboxed) {
-      const block = child.stdio[BLOCK_FD] as Writable;
+      const stdio = child.stdio as readonly unknown[];
+      const block = stdio[BLOCK_FD] as Writable;
       block.on("error", () => {}); // bwrap closes it once read
       block.end("x");
-      (child.stdio[INFO_FD] as Readable).resume();
+      (stdio[INFO_FD] as Readable).resume();
+      if (filter) (stdio[SECCOMP_FD] as Writable).end(filter);
     }
     child.once("error", reject);
     child.once("exit", (code) =>

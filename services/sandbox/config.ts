@@ -115,6 +115,14 @@ const SandboxConfigSchema = Type.Object(
         description: "Host files and directories mounted read-only (libraries); missing ones are skipped.",
       }),
     ),
+    seccomp: Type.Optional(
+      StringEnum(["default", "off"], {
+        default: "default",
+        description:
+          "`default` refuses code the system calls of seccomp.ts (other processes, keyrings, namespaces and mounts, " +
+          "BPF, io_uring, perf and the like) with EPERM; on x86_64 only, elsewhere there is none.",
+      }),
+    ),
     memory_cgroup: Type.Optional(
       Type.String({
         minLength: 1,
@@ -173,6 +181,7 @@ export interface SandboxConfig {
   programs: readonly string[];
   systemPaths: readonly string[];
   uids: { first: number; count: number };
+  seccomp: "default" | "off";
   /** "auto", "off", or the cgroup directory to make runs' memory cgroups in. */
   memoryCgroup: string;
   limits: Limits;
@@ -220,6 +229,7 @@ export function resolveSandboxConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
       programs: config.programs ?? DEFAULT_PROGRAMS,
       systemPaths: config.system_paths ?? DEFAULT_SYSTEM_PATHS,
       uids: config.sandbox_uids ?? { first: 100_000, count: 10_000 },
+      seccomp: config.seccomp ?? "default",
       memoryCgroup,
       limits,
     },

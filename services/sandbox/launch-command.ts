@@ -10,6 +10,8 @@ export const CODE_FILE = "/run/code/main";
 export const BLOCK_FD = 3;
 /** bwrap writes its child's host pid here, as JSON, before it waits on BLOCK_FD (runner.ts). */
 export const INFO_FD = 4;
+/** bwrap reads the seccomp filter (seccomp.ts) from here, when there is one. */
+export const SECCOMP_FD = 5;
 /**
  * The first byte of every run's stdout, written by the interpreter before it reads the code.
  * Neither prlimit nor bwrap writes to stdout, and nothing in the workspace runs before it (see
@@ -32,6 +34,8 @@ export interface Launch {
   /** The host directory that will hold the run's code, as `main`. */
   codeDir: string;
   language: Language;
+  /** A seccomp filter comes on SECCOMP_FD. */
+  seccomp: boolean;
 }
 
 export interface LaunchPrograms {
@@ -81,7 +85,7 @@ export function rlimitArgs(limits: Limits): string[] {
 export function bwrapArgs(
   layout: SandboxLayout,
   limits: Limits,
-  dirs: Pick<Launch, "workspaceDir" | "codeDir">,
+  dirs: Pick<Launch, "workspaceDir" | "codeDir" | "seccomp">,
 ): string[] {
   const args = [
     // every namespace: no network, own pids, own IPC and hostname; an explicit user namespace so
@@ -146,6 +150,7 @@ export function bwrapArgs(
     "--setenv",
     "LANG",
     "C.UTF-8",
+    ...(dirs.seccomp ? ["--seccomp", String(SECCOMP_FD)] : []),
     "--info-fd",
     String(INFO_FD),
     "--block-fd",

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { setPriority } from "node:os";
 import type { Readable, Writable } from "node:stream";
 import { CappedOutput } from "./capped-output.js";
-import { BLOCK_FD, INFO_FD, STARTED_BYTE } from "./launch-command.js";
+import { BLOCK_FD, INFO_FD, SECCOMP_FD, STARTED_BYTE } from "./launch-command.js";
 import type { RunCgroup } from "./memory-cgroup.js";
 import type { StreamName } from "./progress-batcher.js";
 
@@ -30,6 +30,8 @@ export interface SpawnRequest {
   nice: number;
   /** The memory cgroup the sandbox goes in before its program runs; released when it ends. */
   cgroup?: RunCgroup;
+  /** The seccomp filter bwrap reads from SECCOMP_FD (the command must say `--seccomp`). */
+  seccomp?: Buffer;
 }
 
 export interface StartRequest {
@@ -102,12 +104,17 @@ export class Run {
       // its own process group: bwrap's pid-1 reaper stays in it, so one group kill reaches the
       // sandbox even while bwrap is still setting up, before --die-with-parent is armed
       detached: true,
-      stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe", "pipe", "pipe", ...(request.seccomp ? (["pipe"] as const) : [])],
     });
     // a sandbox that dies early (or code that exits without reading stdin) closes these pipes:
     // that is its outcome, not the service's failure
     this.#child.stdin?.on("error", () => {});
     this.#block?.on("error", () => {});
+    if (request.seccomp) {
+      const filter = (this.#child.stdio as readonly unknown[])[SECCOMP_FD] as Writable;
+      filter.on("error", () => {});
+      filter.end(request.seccomp);
+    }
     const { cgroup } = request;
     this.#confined = this.#confine(request.nice, cgroup);
     // start() acts on a failure; one while the sandbox waits (bwrap failed) shows in its outcome

@@ -25,6 +25,7 @@ import { PROBES, probeAdvice } from "./probe.js";
 import { installProgramLinks } from "./program-links.js";
 import type { StreamName } from "./progress-batcher.js";
 import { Run, type RunOutcome } from "./runner.js";
+import { seccompFilter } from "./seccomp.js";
 import { type Prepared, WarmSandboxes } from "./warm-sandboxes.js";
 import {
   type ListEntry,
@@ -158,6 +159,7 @@ export class Sandbox {
   readonly #runs = new Map<Run, string>();
   readonly #warm: WarmSandboxes;
   readonly #sweeper: NodeJS.Timeout;
+  readonly #seccomp: Buffer | undefined;
 
   private constructor(
     private readonly config: SandboxConfig,
@@ -166,6 +168,13 @@ export class Sandbox {
     private readonly cgroups: MemoryCgroups | undefined,
   ) {
     const { limits } = config;
+    this.#seccomp = config.seccomp === "default" ? seccompFilter() : undefined;
+    if (config.seccomp === "default" && !this.#seccomp) {
+      logger.warn(
+        { arch: process.arch },
+        "no seccomp filter for this architecture (only x86_64 has one): code gets every system call",
+      );
+    }
     const idleMs = limits.workspace_idle_seconds * 1000;
     this.#workspaces = new Workspaces(join(config.stateDir, "workspaces"), config.uids, idleMs, logger);
     this.#jobs = new Jobs(limits.max_jobs_per_session, limits.job_retention_seconds * 1000);
@@ -473,10 +482,12 @@ export class Sandbox {
     }
     const codeDir = mkdtempSync(join(this.#runsDir, "run-"));
     chmodSync(codeDir, 0o755);
+    const seccomp = this.#seccomp;
     const command = launchCommand(this.config, this.layout, limits, {
       workspaceDir: workspace.dir,
       codeDir,
       language,
+      seccomp: seccomp !== undefined,
     });
     const run = new Run({
       command,
@@ -485,6 +496,7 @@ export class Sandbox {
       maxOutputBytes: limits.max_output_bytes,
       nice: limits.nice,
       ...(cgroup && { cgroup }),
+      ...(seccomp && { seccomp }),
     });
     void run.done.then(() => rmSync(codeDir, { recursive: true, force: true }));
     return { run, codeDir };

@@ -29,7 +29,7 @@ describe("the launch command", () => {
     { prlimit: "/usr/bin/prlimit", bwrap: "/usr/bin/bwrap" },
     layout,
     DEFAULT_LIMITS,
-    { workspaceDir: "/state/workspaces/abc", codeDir: "/state/runs/run-1", language: "bash" },
+    { workspaceDir: "/state/workspaces/abc", codeDir: "/state/runs/run-1", language: "bash", seccomp: true },
   );
 
   it("sets the limits with prlimit, then runs bwrap, then the interpreter on the code file", () => {
@@ -40,6 +40,18 @@ describe("the launch command", () => {
     expect(args[args.length - 5]).toBe("--");
     // bwrap waits, set up, until the runner lets the program run
     expect(operands(args, "--block-fd", 1)).toEqual([["3"]]);
+    expect(operands(args, "--info-fd", 1)).toEqual([["4"]]);
+  });
+
+  it("takes a seccomp filter from its own fd only when there is one", () => {
+    expect(operands(args, "--seccomp", 1)).toEqual([["5"]]);
+    const without = launchCommand({ prlimit: "p", bwrap: "b" }, layout, DEFAULT_LIMITS, {
+      workspaceDir: "/w",
+      codeDir: "/c",
+      language: "bash",
+      seccomp: false,
+    });
+    expect(without.args).not.toContain("--seccomp");
   });
 
   it("unshares every namespace, the network included, and dies with the service", () => {
@@ -90,6 +102,7 @@ describe("the launch command", () => {
         workspaceDir: "/w",
         codeDir: "/c",
         language: "python",
+        seccomp: false,
       }),
     ).toThrow(/no interpreter for python/);
   });
@@ -130,5 +143,7 @@ describe("language arguments", () => {
 });
 
 it("bwrapArgs alone ends with the separator before the program", () => {
-  expect(bwrapArgs(layout, DEFAULT_LIMITS, { workspaceDir: "/w", codeDir: "/c" }).at(-1)).toBe("--");
+  expect(
+    bwrapArgs(layout, DEFAULT_LIMITS, { workspaceDir: "/w", codeDir: "/c", seccomp: false }).at(-1),
+  ).toBe("--");
 });
