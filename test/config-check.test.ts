@@ -244,7 +244,14 @@ describe("brain -check", () => {
   });
 
   it("prints help and rejects unknown flags", () => {
-    expect(runBrain(["--help"]).stdout).toContain("brain -config FILE -check");
+    const help = runBrain(["--help"]).stdout;
+    expect(help).toContain("brain -config FILE -check");
+    // every command's summary starts in one column, after its usage and two spaces at least
+    const lines = help.split("\n").filter((line) => line.startsWith("  brain ") && !line.includes("--help"));
+    const columns = lines.map((line) => /^( {2}brain \S.*?\S {2,})\S/.exec(line)?.[1]?.length);
+    expect(columns.length).toBeGreaterThan(5);
+    expect(new Set(columns)).toEqual(new Set([columns[0]]));
+    expect(columns[0]).toBeDefined();
     const bad = runBrain(["-bogus"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("Unknown option");

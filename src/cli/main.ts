@@ -5,17 +5,18 @@ import { normalizeFlags, runMain, stopSignal } from "../../kit/service-cli.js";
 import { loadConfigFile } from "../config/load.js";
 import { COMMANDS } from "./commands.js";
 
-const commandLines = Object.values(COMMANDS)
-  .map((command) => `  ${command.usage.padEnd(34)}${command.summary}`)
-  .join("\n");
+const USAGE: [string, string][] = [
+  ["brain [-config FILE]", "start Brain with the host config FILE (default: brain.json)"],
+  ["brain -config FILE -check", "validate FILE and exit: 0 when valid, 2 with one problem per line"],
+  ...Object.values(COMMANDS).map((command): [string, string] => [command.usage, command.summary]),
+  ["brain --version | --help", ""],
+];
+const usageWidth = Math.max(...USAGE.map(([usage]) => usage.length)) + 2;
 
 const HELP = `brain — an agent server
 
 Usage:
-  brain [-config FILE]              start Brain with the host config FILE (default: brain.json)
-  brain -config FILE -check         validate FILE and exit: 0 when valid, 2 with one problem per line
-${commandLines}
-  brain --version | --help
+${USAGE.map(([usage, summary]) => `  ${usage.padEnd(usageWidth)}${summary}`.trimEnd()).join("\n")}
 
 Flags take one dash or two: -config and --config are the same.
 Secrets are never in the config: it names the environment variables that hold them.`;
