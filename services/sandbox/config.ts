@@ -133,6 +133,15 @@ const SandboxConfigSchema = Type.Object(
           "write there; otherwise runs are limited per process only, and the service says so at start), or `off`.",
       }),
     ),
+    cpu_cgroup: Type.Optional(
+      Type.String({
+        minLength: 1,
+        default: "auto",
+        description:
+          "Where each run gets a cgroup v1 cpu cgroup, under one per tenant, so that each tenant gets the same " +
+          "share of the CPU however many runs and processes it has: as memory_cgroup, `auto`, `off` or a directory.",
+      }),
+    ),
     sandbox_uids: Type.Optional(
       Type.Object(
         {
@@ -184,6 +193,8 @@ export interface SandboxConfig {
   seccomp: "default" | "off";
   /** "auto", "off", or the cgroup directory to make runs' memory cgroups in. */
   memoryCgroup: string;
+  /** The same for their cpu cgroups. */
+  cpuCgroup: string;
   limits: Limits;
 }
 
@@ -210,8 +221,14 @@ export function resolveSandboxConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
     problems.push("limits.timeout_seconds: must not exceed limits.max_timeout_seconds");
   }
   const memoryCgroup = config.memory_cgroup ?? "auto";
-  if (memoryCgroup !== "auto" && memoryCgroup !== "off" && !isAbsolute(memoryCgroup)) {
-    problems.push('memory_cgroup: must be "auto", "off", or the absolute path of a cgroup directory');
+  const cpuCgroup = config.cpu_cgroup ?? "auto";
+  for (const [field, setting] of [
+    ["memory_cgroup", memoryCgroup],
+    ["cpu_cgroup", cpuCgroup],
+  ] as const) {
+    if (setting !== "auto" && setting !== "off" && !isAbsolute(setting)) {
+      problems.push(`${field}: must be "auto", "off", or the absolute path of a cgroup directory`);
+    }
   }
   if (!listen || !token || problems.length > 0) return { ok: false, problems };
   const stateDir = config.state_dir ?? "./data/sandbox";
@@ -231,6 +248,7 @@ export function resolveSandboxConfig(raw: unknown, env: NodeJS.ProcessEnv, baseD
       uids: config.sandbox_uids ?? { first: 100_000, count: 10_000 },
       seccomp: config.seccomp ?? "default",
       memoryCgroup,
+      cpuCgroup,
       limits,
     },
   };

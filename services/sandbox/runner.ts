@@ -1,12 +1,27 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { setPriority } from "node:os";
 import type { Readable, Writable } from "node:stream";
 import { CappedOutput } from "./capped-output.js";
+import type { RunCgroup } from "./cgroups.js";
 import { BLOCK_FD, INFO_FD, SECCOMP_FD, STARTED_BYTE } from "./launch-command.js";
-import type { RunCgroup } from "./memory-cgroup.js";
 import type { StreamName } from "./progress-batcher.js";
 
 class NoChildPid extends Error {}
+
+/**
+ * Give `pid` and what it starts niceness `nice`, and the same to its session's autogroup: where
+ * the kernel groups processes by session (sched_autogroup), a process's own niceness only ranks
+ * it within its session, and each run is a session of its own.
+ */
+function lowerPriority(pid: number, nice: number): void {
+  setPriority(pid, nice);
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch {
+    // no autogroups on this kernel (or none this service may set): the process's own niceness stands
+  }
+}
 /** bwrap's report is a few hundred characters; more is not bwrap's. */
 const MAX_INFO_CHARS = 65_536;
 
@@ -28,7 +43,7 @@ export interface SpawnRequest {
   maxOutputBytes: number;
   /** The niceness the sandbox's processes run at (0 leaves the service's). */
   nice: number;
-  /** The memory cgroup the sandbox goes in before its program runs; released when it ends. */
+  /** The cgroups the sandbox goes in before its program runs; released when it ends. */
   cgroup?: RunCgroup;
   /** The seccomp filter bwrap reads from SECCOMP_FD (the command must say `--seccomp`). */
   seccomp?: Buffer;
@@ -52,7 +67,7 @@ export interface RunOutcome {
   stderr: string;
   truncated: boolean;
   durationMs: number;
-  /** The kernel killed one of its processes at the sandbox's memory limit (its cgroup's). */
+  /** The kernel killed one of its processes at the sandbox's memory limit (its memory cgroup's). */
   outOfMemory: boolean;
   /**
    * The run ended on its own without ever reaching its code (bwrap, or the interpreter before
@@ -214,7 +229,7 @@ export class Run {
         info.off("data", onData).off("end", onEnd).resume();
         if (childPid === undefined) return reject(new NoChildPid());
         try {
-          if (nice > 0) setPriority(childPid, nice);
+          if (nice > 0) lowerPriority(childPid, nice);
           cgroup?.place(childPid);
           resolve();
         } catch (error) {

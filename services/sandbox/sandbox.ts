@@ -14,13 +14,20 @@ import {
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
+import {
+  type Controller,
+  ControllerCgroups,
+  ownCgroup,
+  type RunCgroup,
+  SandboxCgroups,
+  v1Root,
+} from "./cgroups.js";
 import type { Language, SandboxConfig } from "./config.js";
 import { SandboxError } from "./errors.js";
 import { findHostLibraries } from "./host-libraries.js";
 import { type Job, type JobStatus, Jobs, jobStatus } from "./jobs.js";
 import { launchCommand } from "./launch-command.js";
 import { type LayoutResult, resolveLayout, type SandboxLayout } from "./layout.js";
-import { MemoryCgroups, ownMemoryCgroup, type RunCgroup, V1_MEMORY_ROOT } from "./memory-cgroup.js";
 import { PROBES, probeAdvice } from "./probe.js";
 import { installProgramLinks } from "./program-links.js";
 import type { StreamName } from "./progress-batcher.js";
@@ -116,36 +123,65 @@ export class StartupError extends Error {
   override name = "StartupError";
 }
 
+/** What a run loses when a controller's cgroups cannot be had, for the warning at start. */
+const WITHOUT: Record<Controller, string> = {
+  memory: "memory is limited per process only (limits.memory_bytes)",
+  cpu: "the CPU is shared per process, not per tenant and run",
+};
+
 /**
- * The memory cgroups runs go in, as `memory_cgroup` says: a directory given must work, `auto`
- * uses the service's own memory cgroup when it can and says at start when it cannot.
+ * The cgroups of one controller that runs go in, as its setting (`memory_cgroup`, `cpu_cgroup`)
+ * says: a directory given must work, `auto` uses the service's own cgroup when it can and says at
+ * start when it cannot.
  */
-function openMemoryCgroups(config: SandboxConfig, logger: Logger): MemoryCgroups | undefined {
-  const setting = config.memoryCgroup;
+function openController(
+  controller: Controller,
+  setting: string,
+  config: SandboxConfig,
+  logger: Logger,
+): ControllerCgroups | undefined {
+  const { nice } = config.limits;
   if (setting === "off") return undefined;
   if (setting !== "auto") {
     try {
-      return MemoryCgroups.open(setting, logger);
+      return ControllerCgroups.open(controller, setting, logger, nice);
     } catch (error) {
       throw new StartupError(
-        `memory_cgroup ${setting}: ${(error as Error).message}; name a cgroup v1 memory directory the service may write, or "auto" or "off"`,
+        `${controller}_cgroup ${setting}: ${(error as Error).message}; name a cgroup v1 ${controller} directory the service may write, or "auto" or "off"`,
       );
     }
   }
   try {
-    const own = ownMemoryCgroup(readFileSync("/proc/self/cgroup", "utf8"));
-    if (own === undefined || !existsSync(V1_MEMORY_ROOT)) {
-      throw new Error("this host has no cgroup v1 memory controller (cgroup v2 is not supported yet)");
+    const own = ownCgroup(readFileSync("/proc/self/cgroup", "utf8"), controller);
+    if (own === undefined || !existsSync(v1Root(controller))) {
+      throw new Error(`this host has no cgroup v1 ${controller} controller (cgroup v2 is not supported yet)`);
     }
-    return MemoryCgroups.open(join(V1_MEMORY_ROOT, own), logger);
+    return ControllerCgroups.open(controller, join(v1Root(controller), own), logger, nice);
   } catch (error) {
     logger.warn(
       { reason: (error as Error).message },
-      "runs get no memory cgroup, so memory is limited per process only (limits.memory_bytes); " +
-        'set memory_cgroup to a cgroup directory the service may write, or to "off" to say so',
+      `runs get no ${controller} cgroup, so ${WITHOUT[controller]}; ` +
+        `set ${controller}_cgroup to a cgroup directory the service may write, or to "off" to say so`,
     );
     return undefined;
   }
+}
+
+function openCgroups(config: SandboxConfig, logger: Logger): SandboxCgroups {
+  const opened: ControllerCgroups[] = [];
+  try {
+    for (const [controller, setting] of [
+      ["memory", config.memoryCgroup],
+      ["cpu", config.cpuCgroup],
+    ] as const) {
+      const cgroups = openController(controller, setting, config, logger);
+      if (cgroups) opened.push(cgroups);
+    }
+  } catch (error) {
+    void new SandboxCgroups(opened).close();
+    throw error;
+  }
+  return new SandboxCgroups(opened);
 }
 
 /**
@@ -165,7 +201,7 @@ export class Sandbox {
     private readonly config: SandboxConfig,
     private readonly layout: SandboxLayout,
     private readonly logger: Logger,
-    private readonly cgroups: MemoryCgroups | undefined,
+    private readonly cgroups: SandboxCgroups,
   ) {
     const { limits } = config;
     this.#seccomp = config.seccomp === "default" ? seccompFilter() : undefined;
@@ -233,11 +269,12 @@ export class Sandbox {
     let sandbox: Sandbox;
     try {
       installProgramLinks(join(config.stateDir, "programs"), resolved.links);
-      const cgroups = openMemoryCgroups(config, logger);
-      if (cgroups) {
+      const cgroups = openCgroups(config, logger);
+      const { dirs } = cgroups;
+      if (Object.keys(dirs).length > 0) {
         logger.info(
-          { cgroup: cgroups.dir, sandbox_memory_bytes: config.limits.sandbox_memory_bytes },
-          "each run gets a memory cgroup of its own",
+          { cgroups: dirs, sandbox_memory_bytes: config.limits.sandbox_memory_bytes },
+          "each run gets cgroups of its own",
         );
       }
       sandbox = new Sandbox(config, resolved.layout, logger, cgroups);
@@ -383,7 +420,7 @@ export class Sandbox {
     clearInterval(this.#sweeper);
     for (const run of this.#runs.keys()) run.kill("cancelled");
     await Promise.all([...[...this.#runs.keys()].map((run) => run.done), this.#warm.close()]);
-    await this.cgroups?.close();
+    await this.cgroups.close();
     rmSync(pidFile(this.config.stateDir), { force: true });
   }
 
@@ -451,7 +488,7 @@ export class Sandbox {
     const useWarm = options.warm ?? true;
     const key = `${workspace.dir}\0${workspace.uid}\0${request.language}`;
     const warm = useWarm ? this.#warm.take(key) : undefined;
-    const { run, codeDir } = warm ?? this.#prepare(workspace, request.language);
+    const { run, codeDir } = warm ?? this.#prepare(options.tenantId, workspace, request.language);
     writeFileSync(join(codeDir, "main"), request.code, { mode: 0o644 });
     run.start({ stdin: request.stdin, timeoutMs: request.timeoutMs, ...(onOutput && { onOutput }) });
     this.#runs.set(run, options.tenantId);
@@ -461,7 +498,7 @@ export class Sandbox {
       // this run's start, which the spawn (a fork of the whole service) must not delay
       setImmediate(() => {
         try {
-          this.#warm.offer(key, () => this.#prepare(workspace, request.language));
+          this.#warm.offer(key, () => this.#prepare(options.tenantId, workspace, request.language));
         } catch (error) {
           this.logger.warn({ err: error }, "a sandbox could not be made ready ahead");
         }
@@ -471,13 +508,13 @@ export class Sandbox {
   }
 
   /** Spawn a sandbox for the workspace and language, set up and waiting for its code. */
-  #prepare(workspace: WorkspaceDir, language: Language): Prepared {
+  #prepare(tenantId: string, workspace: WorkspaceDir, language: Language): Prepared {
     const { limits } = this.config;
     let cgroup: RunCgroup | undefined;
     try {
-      cgroup = this.cgroups?.create(limits.sandbox_memory_bytes);
+      cgroup = this.cgroups.create(tenantId, limits.sandbox_memory_bytes);
     } catch (error) {
-      this.logger.error({ err: error }, "a run's memory cgroup could not be made");
+      this.logger.error({ err: error }, "a run's cgroups could not be made");
       throw new SandboxError("sandbox_failed", "the sandbox could not be set up; the service's log says why");
     }
     const codeDir = mkdtempSync(join(this.#runsDir, "run-"));

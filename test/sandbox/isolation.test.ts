@@ -151,6 +151,7 @@ describe("sandbox isolation", () => {
         "import os, subprocess, sys",
         "print(os.nice(0))",
         "print(subprocess.run([sys.executable, '-c', 'import os; print(os.nice(0))'], capture_output=True, text=True).stdout.strip())",
+        "print(open('/proc/self/autogroup').read().split()[-1])",
         "try:",
         "    os.nice(-1)",
         "    print('raised')",
@@ -158,8 +159,8 @@ describe("sandbox isolation", () => {
         "    print('refused')",
       ].join("\n"),
     );
-    // limits.nice, 10 by default, in the program and whatever it starts
-    expect(answer.result.structured_content).toMatchObject({ exit_code: 0, stdout: "10\n10\nrefused\n" });
+    // limits.nice, 10 by default, in the program and whatever it starts, and its session's autogroup
+    expect(answer.result.structured_content).toMatchObject({ exit_code: 0, stdout: "10\n10\n10\nrefused\n" });
     await expectStillServing();
   });
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CappedOutput } from "../../services/sandbox/capped-output.js";
-import { oomKillsOf, ownMemoryCgroup } from "../../services/sandbox/memory-cgroup.js";
+import { oomKillsOf, ownCgroup } from "../../services/sandbox/cgroups.js";
 import { probeAdvice } from "../../services/sandbox/probe.js";
 import { type OutputProgress, ProgressBatcher } from "../../services/sandbox/progress-batcher.js";
 import { describeEnd, runText } from "../../services/sandbox/result-text.js";
@@ -156,15 +156,19 @@ describe("probe advice", () => {
   });
 });
 
-describe("memory cgroups", () => {
+describe("cgroups", () => {
   it("finds the service's own cgroup in the v1 memory hierarchy, whatever else shares the line", () => {
-    const text = ["12:pids:/user.slice", "4:memory:/process_api/9fb5", "0::/user.slice/session-1.scope"].join(
-      "\n",
-    );
-    expect(ownMemoryCgroup(text)).toBe("/process_api/9fb5");
-    expect(ownMemoryCgroup("7:cpu,memory:/a:b\n")).toBe("/a:b");
+    const text = [
+      "12:pids:/user.slice",
+      "4:memory:/process_api/9fb5",
+      "1:cpu:/",
+      "0::/user.slice/session-1.scope",
+    ].join("\n");
+    expect(ownCgroup(text, "memory")).toBe("/process_api/9fb5");
+    expect(ownCgroup(text, "cpu")).toBe("/");
+    expect(ownCgroup("7:cpu,memory:/a:b\n", "cpu")).toBe("/a:b");
     // cgroup v2 only: memory has no hierarchy of its own
-    expect(ownMemoryCgroup("0::/init.scope\n")).toBeUndefined();
+    expect(ownCgroup("0::/init.scope\n", "memory")).toBeUndefined();
   });
 
   it("reads how many processes the OOM killer ended", () => {

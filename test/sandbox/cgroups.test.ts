@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,14 +29,15 @@ afterAll(async () => {
   await Promise.all([limited?.close(), unlimited?.close()]);
 });
 
-/** The service's memory cgroup directory, from its start-up log. */
-function cgroupDir(sandbox: TestSandbox): string {
+/** The service's cgroup directory of a controller, from its start-up log. */
+function cgroupDir(sandbox: TestSandbox, controller: "memory" | "cpu" = "memory"): string {
   const line = sandbox
     .logs()
     .split("\n")
-    .find((each) => each.includes("each run gets a memory cgroup of its own"));
-  if (!line) throw new Error(`no memory cgroup in the log:\n${sandbox.logs()}`);
-  return (JSON.parse(line) as { cgroup: string }).cgroup;
+    .find((each) => each.includes("each run gets cgroups of its own"));
+  const dir = line && (JSON.parse(line) as { cgroups: Record<string, string> }).cgroups[controller];
+  if (!dir) throw new Error(`no ${controller} cgroup in the log:\n${sandbox.logs()}`);
+  return dir;
 }
 
 type ExecOutput = { exit_code: number; stdout: string; out_of_memory: boolean };
@@ -60,7 +61,7 @@ describe("a run's memory cgroup", () => {
       stdout: "0 0 0\n",
       out_of_memory: false,
     });
-    expect(unlimited.logs()).not.toContain("each run gets a memory cgroup of its own");
+    expect(() => cgroupDir(unlimited)).toThrow("no memory cgroup");
   });
 
   it("counts the run's /tmp too", async () => {
@@ -91,14 +92,58 @@ describe("a run's memory cgroup", () => {
 
   it("is gone when its run ends, and the service's own when it stops", async () => {
     const own = await startTestSandbox(190_300, { limits: { warm_sandboxes: 0 } });
-    const dir = cgroupDir(own);
+    const dirs = [cgroupDir(own, "memory"), cgroupDir(own, "cpu")];
     try {
       await own.call("sandbox_exec", { language: "bash", code: "sleep 0.1 & echo started" });
-      await expect.poll(() => readdirSync(dir).filter((name) => name.startsWith("run-"))).toEqual([]);
+      // the tenant's cgroup goes with its last run's
+      for (const dir of dirs) {
+        await expect
+          .poll(() => readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()))
+          .toEqual([]);
+      }
     } finally {
       await own.close();
     }
-    expect(existsSync(dir)).toBe(false);
+    for (const dir of dirs) expect(existsSync(dir)).toBe(false);
+  });
+
+  it("gives each tenant the same share of the CPU, however many runs it has", async () => {
+    // four busy runs of one tenant against one of another, at once, on this machine's cores
+    const SPIN = [
+      "import os, time",
+      "if os.fork() == 0:",
+      "    end = time.monotonic() + 1.5",
+      "    while time.monotonic() < end: pass",
+      "    os._exit(0)",
+      "os.wait()",
+      "times = os.times()",
+      "print(times.children_user + times.children_system)",
+    ].join("\n");
+    const share = async (sandbox: TestSandbox) => {
+      const spin = async (tenant: string, session: string) => {
+        const answer = await sandbox.call(
+          "sandbox_exec",
+          { language: "python", code: SPIN },
+          { tenant, session },
+        );
+        return Number((answer.result.structured_content as ExecOutput).stdout);
+      };
+      const [one, ...many] = await Promise.all([
+        spin("modest", "ses_1"),
+        ...["ses_1", "ses_2", "ses_3", "ses_4"].map((session) => spin("greedy", session)),
+      ]);
+      return (one ?? 0) / many.reduce((sum, each) => sum + each, 0);
+    };
+    // together, all runs weigh against the rest of the host as one process at limits.nice (10)
+    expect(readFileSync(join(cgroupDir(limited, "cpu"), "cpu.shares"), "utf8")).toBe("110\n");
+    const unshared = await startTestSandbox(190_800, { cpu_cgroup: "off" });
+    try {
+      // the modest tenant's CPU time against the greedy one's: 1 : 1 in cgroups; shared by run, 1 : 4
+      expect(await share(limited)).toBeGreaterThan(0.5);
+      expect(await share(unshared)).toBeLessThan(0.4);
+    } finally {
+      await unshared.close();
+    }
   });
 
   it("removes at start what a service that died left, and nothing of a live one's", async () => {
