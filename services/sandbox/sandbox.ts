@@ -126,7 +126,7 @@ export class StartupError extends Error {
 /** What a run loses when a controller's cgroups cannot be had, for the warning at start. */
 const WITHOUT: Record<Controller, string> = {
   memory: "memory is limited per process only (limits.memory_bytes)",
-  cpu: "the CPU is shared per process, not per tenant and run",
+  cpu: "the CPU is shared by run (the kernel's session groups), not by tenant",
 };
 
 /**
@@ -510,13 +510,6 @@ export class Sandbox {
   /** Spawn a sandbox for the workspace and language, set up and waiting for its code. */
   #prepare(tenantId: string, workspace: WorkspaceDir, language: Language): Prepared {
     const { limits } = this.config;
-    let cgroup: RunCgroup | undefined;
-    try {
-      cgroup = this.cgroups.create(tenantId, limits.sandbox_memory_bytes);
-    } catch (error) {
-      this.logger.error({ err: error }, "a run's cgroups could not be made");
-      throw new SandboxError("sandbox_failed", "the sandbox could not be set up; the service's log says why");
-    }
     const codeDir = mkdtempSync(join(this.#runsDir, "run-"));
     chmodSync(codeDir, 0o755);
     const seccomp = this.#seccomp;
@@ -526,6 +519,14 @@ export class Sandbox {
       language,
       seccomp: seccomp !== undefined,
     });
+    let cgroup: RunCgroup | undefined;
+    try {
+      cgroup = this.cgroups.create(tenantId, limits.sandbox_memory_bytes);
+    } catch (error) {
+      rmSync(codeDir, { recursive: true, force: true });
+      this.logger.error({ err: error }, "a run's cgroups could not be made");
+      throw new SandboxError("sandbox_failed", "the sandbox could not be set up; the service's log says why");
+    }
     const run = new Run({
       command,
       uid: workspace.uid,

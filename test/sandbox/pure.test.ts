@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CappedOutput } from "../../services/sandbox/capped-output.js";
-import { oomKillsOf, ownCgroup } from "../../services/sandbox/cgroups.js";
+import { oomKillsOf, ownCgroup, sharesAtNice } from "../../services/sandbox/cgroups.js";
 import { probeAdvice } from "../../services/sandbox/probe.js";
 import { type OutputProgress, ProgressBatcher } from "../../services/sandbox/progress-batcher.js";
 import { describeEnd, runText } from "../../services/sandbox/result-text.js";
@@ -169,6 +169,11 @@ describe("cgroups", () => {
     expect(ownCgroup("7:cpu,memory:/a:b\n", "cpu")).toBe("/a:b");
     // cgroup v2 only: memory has no hierarchy of its own
     expect(ownCgroup("0::/init.scope\n", "memory")).toBeUndefined();
+  });
+
+  it("weighs all runs together as the kernel weighs one process at their niceness", () => {
+    // the kernel's sched_prio_to_weight: 1024 at nice 0, 110 at 10, 15 at 19
+    expect([0, 10, 19].map(sharesAtNice)).toEqual([1024, 110, 15]);
   });
 
   it("reads how many processes the OOM killer ended", () => {
