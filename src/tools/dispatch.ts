@@ -90,6 +90,7 @@ export class ToolDispatcher {
       headersTimer = setTimeout(() => controller.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
     });
     const onCancel = () => controller.abort(CANCELLED);
+    const secrets = sentSecrets(binding, request);
     request.signal.addEventListener("abort", onCancel, { once: true });
     let result: ToolResult;
     try {
@@ -110,8 +111,9 @@ export class ToolDispatcher {
       const outcome = await readToolResponse(
         response,
         binding,
-        { maxProgressBytes: this.options.maxProgressBytes },
-        request.onProgress,
+        { maxProgressBytes: this.options.maxProgressBytes, secrets },
+        // progress goes to every client of the session: it is searched like the result
+        (data) => request.onProgress(redactSecrets(data, secrets)),
       );
       result = outcome instanceof ToolFailure ? outcome.toResult() : outcome;
     } catch (error) {
@@ -125,7 +127,7 @@ export class ToolDispatcher {
       clearTimeout(headersTimer);
       request.signal.removeEventListener("abort", onCancel);
     }
-    return redactSecrets(result, sentSecrets(binding, request));
+    return redactSecrets(result, secrets);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Dispatcher } from "undici";
 import type { ToolBinding } from "../config/load.js";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "../json-depth.js";
 import { ToolFailure } from "./outcome.js";
+import { redactedStart } from "./redact.js";
 import { checkResultObject, type ToolResult } from "./result.js";
 import { SseLimitError, SseParser } from "./sse-parser.js";
 
@@ -9,6 +10,8 @@ type ResponseData = Dispatcher.ResponseData;
 
 export interface ReadLimits {
   maxProgressBytes: number;
+  /** What the request carried that the service must not get to show: cut out of error snippets. */
+  secrets: readonly string[];
 }
 
 /** What to do with a tool's response: judge the status and content type, then read the body bounded. */
@@ -20,7 +23,7 @@ export async function readToolResponse(
 ): Promise<ToolResult | ToolFailure> {
   const { statusCode, headers, body } = response;
   if (statusCode !== 200) {
-    const snippet = await readSnippet(body, 512);
+    const snippet = await readSnippet(body, 512, limits.secrets);
     if (statusCode >= 300 && statusCode < 400) {
       const location = typeof headers.location === "string" ? ` to ${headers.location}` : "";
       return new ToolFailure(
@@ -166,27 +169,36 @@ function tooLarge(limit: number): ToolFailure {
 /** How long the start of an error body may take: the status has decided the outcome already. */
 const SNIPPET_WAIT_MS = 1000;
 
-/** The start of an error body, for the model to read; the rest is never read. */
-async function readSnippet(body: ResponseData["body"], max: number): Promise<string> {
+/**
+ * The start of an error body, at most `max` characters, for the model to read; the rest is never
+ * read. It is redacted before it is cut, so it reads as far past `max` as the longest secret.
+ */
+async function readSnippet(
+  body: ResponseData["body"],
+  max: number,
+  secrets: readonly string[],
+): Promise<string> {
+  const wanted = max * 4 + Math.max(0, ...secrets.map((secret) => Buffer.byteLength(secret)));
   const chunks: Buffer[] = [];
   let size = 0;
+  let complete = false;
   // a service trickling its error body would otherwise hold the call until timeout_seconds
   const deadline = setTimeout(() => discard(body), SNIPPET_WAIT_MS);
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
       chunks.push(chunk);
       size += chunk.length;
-      if (size >= max) break;
+      if (size >= wanted) break;
     }
+    complete = size < wanted;
   } catch {
     // the status already decides the outcome; a broken error body changes nothing
   } finally {
     clearTimeout(deadline);
     discard(body);
   }
-  return Buffer.concat(chunks)
-    .subarray(0, max)
-    .toString("utf8")
+  const text = Buffer.concat(chunks).subarray(0, wanted).toString("utf8");
+  return redactedStart(text, max, secrets, complete)
     .replace(/\p{Cc}+/gu, " ")
     .trim();
 }

@@ -11,6 +11,40 @@ export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
   return present.length === 0 ? value : (replaceIn(value, present) as T);
 }
 
+/**
+ * The start of `text`, at most `max` characters, with every secret replaced and no piece of one
+ * left where the text is cut. Redaction comes before the cut (a secret straddling the cut would
+ * otherwise survive in part), and a cut text may still end in the first characters of a secret
+ * whose rest was cut away: those are dropped. `complete` says whether `text` is all there was;
+ * when it is not, its own end is a cut too. Pure.
+ */
+export function redactedStart(
+  text: string,
+  max: number,
+  secrets: readonly string[],
+  complete: boolean,
+): string {
+  const present = secrets.filter((secret) => secret !== "");
+  let start = present.reduce((out, secret) => out.replaceAll(secret, REDACTED), text);
+  if (!complete) start = withoutSecretPrefixAtEnd(start, present);
+  if (start.length > max) start = withoutSecretPrefixAtEnd(start.slice(0, max), present);
+  return start;
+}
+
+/** `text` less its longest ending that is the beginning of a secret. */
+function withoutSecretPrefixAtEnd(text: string, secrets: readonly string[]): string {
+  let cut = 0;
+  for (const secret of secrets) {
+    for (let length = Math.min(secret.length - 1, text.length); length > cut; length--) {
+      if (text.endsWith(secret.slice(0, length))) {
+        cut = length;
+        break;
+      }
+    }
+  }
+  return text.slice(0, text.length - cut);
+}
+
 function holds(value: unknown, secret: string): boolean {
   if (typeof value === "string") return value.includes(secret);
   if (Array.isArray(value)) return value.some((item) => holds(item, secret));

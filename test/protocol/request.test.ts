@@ -58,6 +58,26 @@ beforeAll(async () => {
           auth: call.headers.authorization,
         },
       }),
+    // echoes the token or the inspection token placed at an offset, so that it straddles the snippet's cut
+    "/refuse-at": (call, res) => {
+      const { offset, secret } = call.body.arguments as { offset: number; secret: "bearer" | "inspection" };
+      const token =
+        secret === "bearer"
+          ? String(call.headers.authorization).slice("Bearer ".length)
+          : String(call.body.inspection_token);
+      res.writeHead(403, { "content-type": "text/plain" });
+      res.end(`${"x".repeat(offset)}${token}${"y".repeat(600)}`);
+    },
+    "/progress-echo": async (call, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const auth = String(call.headers.authorization);
+      const token = String(call.body.inspection_token);
+      res.write(
+        `event: progress\ndata: ${JSON.stringify({ [token]: auth, said: `${auth} and ${token}` })}\n\n`,
+      );
+      res.write(`event: progress\ndata: ${JSON.stringify(`${token}${auth}`)}\n\n`);
+      res.end('event: result\ndata: {"content":[{"type":"text","text":"done"}]}\n\n');
+    },
     "/refuse-echoing": (call, res) => {
       res.writeHead(400, { "content-type": "text/plain" });
       res.end(`bad request from ${call.headers.authorization}`);
@@ -129,6 +149,8 @@ beforeAll(async () => {
         binding("inspect", "/inspect", { inspect_session: true }),
         binding("echo_request", "/echo-request", { inspect_session: true, token_env: "TOOL_TOKEN" }),
         binding("refuse_echoing", "/refuse-echoing", { token_env: "TOOL_TOKEN" }),
+        binding("refuse_at", "/refuse-at", { inspect_session: true, token_env: "TOOL_TOKEN" }),
+        binding("progress_echo", "/progress-echo", { inspect_session: true, token_env: "TOOL_TOKEN" }),
       ],
     },
     { env: { TOOL_TOKEN } },
@@ -411,6 +433,54 @@ describe("inspection tokens", () => {
         message: "the tool service answered 400: bad request from Bearer [redacted]",
       },
     });
+  });
+
+  it("are never in progress sent to clients, in strings or keys, when a service echoes them", async () => {
+    const session = await client.createSession(oneCall("progress_echo"));
+    const stream = await httpRequest(`${brain.url}/sessions/${session.id}/events`, {
+      headers: { authorization: `Bearer ${brain.keys.acme}`, accept: "text/event-stream" },
+    });
+    await client.sendMessage(session.id, "go");
+    let raw = "";
+    for await (const chunk of stream.body) {
+      raw += chunk.toString();
+      if (raw.includes("event: turn.completed")) break;
+    }
+    stream.body.destroy();
+    const token = String(lastCall("/progress-echo").body.inspection_token);
+    expect(raw).toContain("event: tool.progress");
+    expect(raw).toContain(`"said":"Bearer [redacted] and [redacted]"`);
+    expect(raw).toContain(`"[redacted]":"Bearer [redacted]"`);
+    expect(raw).toContain(`"data":"[redacted]Bearer [redacted]"`);
+    expect(raw).not.toContain(token);
+    expect(raw).not.toContain(TOOL_TOKEN);
+  });
+
+  it("leave no piece in an error snippet, wherever the service puts them across its cut", async () => {
+    const calls = (["bearer", "inspection"] as const).flatMap((secret) =>
+      Array.from({ length: 60 }, (_, i) => ({ name: "refuse_at", arguments: { offset: 460 + i, secret } })),
+    );
+    const session = await client.createSession({
+      tools: ["refuse_at"],
+      script: [{ tool_calls: calls }, { text: "after" }],
+    });
+    const events = await runTurn(client, session.id, "go");
+    const results = events.filter((event) => event.type === "tool.result");
+    expect(results).toHaveLength(calls.length);
+    const runs = (secret: string) =>
+      Array.from({ length: secret.length - 7 }, (_, i) => secret.slice(i, i + 8));
+    const tokenOf = new Map(
+      service.calls
+        .filter((call) => call.path === "/refuse-at")
+        .map((call) => [call.body.call_id, String(call.body.inspection_token)]),
+    );
+    for (const result of results) {
+      const stored = JSON.stringify(result);
+      expect(result.data).toMatchObject({ error: { code: "http_status" } });
+      for (const secret of [TOOL_TOKEN, String(tokenOf.get(result.data.call_id))]) {
+        for (const run of runs(secret)) expect(stored).not.toContain(run);
+      }
+    }
   });
 
   it("are not sent to bindings without inspect_session", async () => {
