@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { Readable } from "node:stream";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -59,6 +60,9 @@ afterAll(async () => {
   await service?.close();
 });
 
+/** Every status each operation answered in these tests, checked against /openapi.json at the end. */
+const answered = new Map<string, Set<number>>();
+
 async function call(
   method: string,
   path: string,
@@ -73,6 +77,8 @@ async function call(
     body: options.body,
   });
   const text = await response.body.text();
+  const operation = `${method.toLowerCase()} ${path.split("?")[0]?.replace(/\/ses_[^/]+/, "/{id}")}`;
+  answered.set(operation, (answered.get(operation) ?? new Set()).add(response.statusCode));
   return {
     status: response.statusCode,
     headers: response.headers,
@@ -220,6 +226,21 @@ describe("sessions", () => {
     const acmeIds = (await brain.client("acme").listSessions({ limit: 100 })).sessions.map((s) => s.id);
     for (const id of ids) expect(acmeIds).not.toContain(id);
     expect((await call("GET", "/sessions?limit=0")).status).toBe(400);
+    expect((await call("GET", "/sessions?limit=abc")).status).toBe(400);
+  });
+
+  it("refuses a cursor that no listing of the caller's gave", async () => {
+    const mine = await brain.client("globex").createSession();
+    const forged = ["nope", "ses_00000000000000000000000000", mine.id, `${mine.id}x`];
+    for (const cursor of forged) {
+      const response = await call("GET", `/sessions?cursor=${encodeURIComponent(cursor)}`);
+      expect(response.status, cursor).toBe(400);
+      expect(response.json.error).toEqual({
+        code: "invalid_request",
+        message: "cursor: not a next_cursor from a listing of your sessions",
+      });
+    }
+    expect((await call("GET", `/sessions?cursor=${mine.id}`, { key: brain.keys.globex })).status).toBe(200);
   });
 });
 
@@ -384,9 +405,9 @@ describe("GET /sessions/{id}/events", () => {
       text += chunk;
       if (text.includes("event: turn.completed")) break;
     }
-    // Last-Event-ID (3) wins over ?after=2: the stream starts at seq 4
-    expect(text.startsWith("id: 4\nevent: message.assistant\ndata: ")).toBe(true);
-    const frames = text.trim().split("\n\n");
+    // Last-Event-ID (3) wins over ?after=2: the stream starts at seq 4, after the pace of reconnects
+    expect(text.startsWith("retry: 1000\n\nid: 4\nevent: message.assistant\ndata: ")).toBe(true);
+    const frames = text.trim().split("\n\n").slice(1);
     expect(frames.map((frame) => frame.split("\n")[0])).toEqual(["id: 4", "id: 5"]);
     const parsed = JSON.parse(frames[1]?.split("\n")[2]?.slice(6) ?? "");
     expect(parsed).toMatchObject({ seq: 5, type: "turn.completed", data: { stop_reason: "end_turn" } });
@@ -408,6 +429,32 @@ describe("GET /sessions/{id}/events", () => {
       "message.assistant",
       "turn.completed",
     ]);
+  });
+
+  it("ends at once a stream resumed at or after session.closed", async () => {
+    const client = brain.client();
+    const session = await client.createSession();
+    await client.close(session.id);
+    for (const resume of [{ "last-event-id": "2" }, { "last-event-id": "3" }, {}]) {
+      const after = "last-event-id" in resume ? "" : "?after=7";
+      const response = await request(`${brain.url}/sessions/${session.id}/events${after}`, {
+        headers: { authorization: `Bearer ${brain.keys.acme}`, accept: "text/event-stream", ...resume },
+        signal: AbortSignal.timeout(5000),
+      });
+      expect(response.statusCode).toBe(200);
+      expect(await response.body.text()).toBe("retry: 1000\n\n");
+    }
+  });
+
+  it("refuses a Last-Event-ID that is not a seq", async () => {
+    const session = await brain.client().createSession();
+    for (const id of ["99999999999999999999", "-1", "abc", "9007199254740992"]) {
+      const response = await call("GET", `/sessions/${session.id}/events`, {
+        headers: { accept: "text/event-stream", "last-event-id": id },
+      });
+      expect(response.status, id).toBe(400);
+      expect(response.json.error.message).toMatch(/^Last-Event-ID: must be an integer/);
+    }
   });
 
   it("ends the stream after session.closed", async () => {
@@ -462,6 +509,19 @@ describe("routes", () => {
     }
   });
 
+  it("describes the content type of every answer, and the statuses every operation shares", async () => {
+    const doc = (await call("GET", "/openapi.json", { key: null })).json;
+    expect(Object.keys(doc.paths["/metrics"].get.responses["200"].content)).toEqual(["text/plain"]);
+    expect(Object.keys(doc.paths["/openapi.json"].get.responses["200"].content)).toEqual([
+      "application/json",
+    ]);
+    const post = doc.paths["/sessions/{id}/messages"].post.responses;
+    expect(Object.keys(post).sort()).toEqual(
+      ["202", "400", "401", "404", "408", "409", "413", "415", "431", "500"].sort(),
+    );
+    expect(Object.keys(doc.paths["/healthz"].get.responses).sort()).toEqual(["200", "408", "431", "500"]);
+  });
+
   it("exposes Prometheus metrics without ids or keys", async () => {
     const text = (await call("GET", "/metrics", { key: null })).text;
     expect(text).toContain("brain_http_requests_total");
@@ -479,5 +539,81 @@ describe("the client", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BrainApiError);
     expect(error).toMatchObject({ status: 404, code: "not_found" });
+  });
+});
+
+describe("slow and vanishing clients", () => {
+  let timed: TestBrain;
+  beforeAll(async () => {
+    timed = await startBrain({ limits: { request_timeout_seconds: 0.5 } });
+  });
+  afterAll(async () => {
+    await timed?.stop();
+  });
+
+  /** A raw connection that sends `head` and part of a body, then waits. */
+  function partialRequest(
+    url: string,
+    head: string,
+  ): Promise<{ reply: () => Promise<string>; close: () => void }> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        let received = "";
+        socket.on("data", (chunk) => {
+          received += chunk;
+        });
+        const ended = new Promise<string>((done) => socket.on("close", () => done(received)));
+        socket.write(head);
+        resolve({ reply: () => ended, close: () => socket.destroy() });
+      });
+      socket.on("error", reject);
+    });
+  }
+
+  const head = (key: string) =>
+    `POST /sessions HTTP/1.1\r\nhost: brain\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"config":`;
+
+  it("answers 408 to a body that trickles past limits.request_timeout_seconds", async () => {
+    const connection = await partialRequest(timed.url, head(timed.keys.acme));
+    const reply = await connection.reply();
+    expect(reply).toMatch(/^HTTP\/1\.1 408 /);
+    expect(JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4))).toEqual({
+      error: { code: "request_timeout", message: "the request did not arrive in time" },
+    });
+    expect((await timed.client().listSessions()).sessions).toEqual([]);
+  });
+
+  it("logs a client leaving mid-body as that, not as an error", async () => {
+    const connection = await partialRequest(timed.url, head(timed.keys.acme));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    connection.close();
+    const deadline = Date.now() + 5000;
+    while (!timed.logs().includes("client left mid-request") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const lines = timed
+      .logs()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines.find((line) => line.msg === "client left mid-request")).toMatchObject({ level: 20 });
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+  });
+});
+
+describe("/openapi.json", () => {
+  it("describes every status each operation answered in these tests", async () => {
+    const doc = (await call("GET", "/openapi.json", { key: null })).json;
+    const undescribed: string[] = [];
+    for (const [operation, statuses] of answered) {
+      const [method, path] = operation.split(" ") as [string, string];
+      const described = doc.paths[path]?.[method]?.responses;
+      if (!described) continue; // no such operation: 404 and 405 of the router
+      for (const status of statuses)
+        if (!(String(status) in described)) undescribed.push(`${operation} ${status}`);
+    }
+    expect(undescribed).toEqual([]);
+    expect(answered.size).toBeGreaterThan(8);
   });
 });

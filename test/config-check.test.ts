@@ -270,6 +270,7 @@ describe("defaults", () => {
       max_steps_per_turn: 32,
       max_request_bytes: 1_048_576,
       max_progress_bytes: 65_536,
+      request_timeout_seconds: 30,
     });
     expect(config.tools.get("echo")).toMatchObject({
       timeoutMs: 300_000,

@@ -27,6 +27,8 @@ export interface EventStreamOptions {
 // events read from the store at a time, which a client that stops reading holds at most
 const PAGE = 500;
 const PAGE_BYTES = 1024 * 1024;
+/** How long a client that lost the stream waits before it reconnects (the `retry:` field). */
+export const SSE_RETRY_MS = 1000;
 
 /**
  * The SSE view of a session: stored history after `afterSeq`, then live events, until the client
@@ -41,7 +43,8 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     connection: "keep-alive",
     "x-accel-buffering": "no",
   });
-  res.flushHeaders();
+  // clients reconnect at Brain's pace, not their own default (3 s in browsers)
+  res.write(`retry: ${SSE_RETRY_MS}\n\n`);
   options.onOpen?.();
 
   const closed = new AbortController();
@@ -102,6 +105,8 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     return !closed.signal.aborted;
   };
   try {
+    // read before the history: if the session was closed then, the history holds its last event
+    const closedBefore = (await options.store.getSession(sessionId))?.status === "closed";
     for (;;) {
       const page = await options.store.readEvents(sessionId, lastSeq, PAGE, PAGE_BYTES);
       for (const event of page) if (!(await paced(event, sseFrame(event)))) return;
@@ -113,6 +118,8 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
       if (!(await paced(next.event, next.frame))) return;
     }
     replaying = false;
+    // a client resuming at or after session.closed has had everything there will ever be
+    if (closedBefore) end();
   } catch (error) {
     if (!closed.signal.aborted) throw error;
   }

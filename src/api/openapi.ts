@@ -1,4 +1,28 @@
 import type { Route } from "./router.js";
+import { ErrorResponseSchema } from "./wire.js";
+
+type Responses = Route["responses"];
+const error = (description: string) => ({ description, schema: ErrorResponseSchema });
+
+/**
+ * What any operation may answer besides its own statuses: refusals made before a handler runs
+ * (Node's parser, the time limit, authentication, the body reader) and Brain's own failure.
+ */
+function commonResponses(route: Route): Responses {
+  const responses: Responses = {
+    408: error("The request did not arrive within limits.request_timeout_seconds."),
+    431: error("The request's headers are too large."),
+    500: error("Brain failed to handle the request; it is logged."),
+  };
+  if (route.auth !== "public") responses[401] = error("No or wrong API key.");
+  if (route.query) responses[400] = error("A query parameter out of range.");
+  if (route.requestBody) {
+    responses[400] = error("The body is not valid JSON, or does not match the schema.");
+    responses[413] = error("The body is over limits.max_request_bytes.");
+    responses[415] = error("The body is not Content-Type: application/json.");
+  }
+  return responses;
+}
 
 /** The OpenAPI 3.1 document, derived from the route table so it cannot drift from the real routes. */
 export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> {
@@ -18,11 +42,11 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
       schema: param.schema,
     }));
     const responses: Record<string, unknown> = {};
-    for (const [status, response] of Object.entries(route.responses)) {
-      const types = response.contentTypes ?? ["application/json"];
+    for (const [status, response] of Object.entries({ ...commonResponses(route), ...route.responses })) {
+      const types = response.contentTypes ?? (response.schema ? ["application/json"] : []);
       responses[status] = {
         description: response.description,
-        ...(response.schema && {
+        ...(types.length > 0 && {
           content: Object.fromEntries(
             types.map((type) => [type, type === "application/json" ? { schema: response.schema } : {}]),
           ),

@@ -53,13 +53,25 @@ function sessionView(session: SessionRecord) {
 
 function integerParam(url: URL, name: string, fallback: number, min: number, max: number): number | ApiError {
   const raw = url.searchParams.get(name);
-  if (raw === null) return fallback;
+  return raw === null ? fallback : parseInteger(raw, name, min, max);
+}
+
+function parseInteger(raw: string, name: string, min: number, max: number): number | ApiError {
   const value = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
     return new ApiError("invalid_request", `${name}: must be an integer from ${min} to ${max}`);
   }
   return value;
 }
+
+/** Where an SSE stream starts: after Last-Event-ID when the client sent one, else after `after`. */
+function resumePoint(req: RequestContext["req"], after: number): number | ApiError {
+  const lastEventId = req.headers["last-event-id"];
+  if (typeof lastEventId !== "string" || lastEventId === "") return after;
+  return parseInteger(lastEventId.trim(), "Last-Event-ID", 0, Number.MAX_SAFE_INTEGER);
+}
+
+const SESSION_ID = /^ses_[0-9a-z]{26}$/;
 
 export function createRoutes(deps: RouteDeps): Route[] {
   const { config, sessions, store, hub, metrics } = deps;
@@ -88,7 +100,10 @@ export function createRoutes(deps: RouteDeps): Route[] {
       operationId: "metrics",
       summary: "Prometheus metrics. They carry no ids, keys or tokens.",
       responses: {
-        200: { description: "Metrics in the Prometheus text format.", contentTypes: ["text/plain"] },
+        200: {
+          description: "Metrics in the Prometheus text format (version 0.0.4).",
+          contentTypes: ["text/plain"],
+        },
       },
       handle: async ({ res }) => {
         const body = await metrics.registry.metrics();
@@ -102,7 +117,13 @@ export function createRoutes(deps: RouteDeps): Route[] {
       auth: "public",
       operationId: "openapi",
       summary: "This API's OpenAPI 3.1 description.",
-      responses: { 200: { description: "The OpenAPI document." } },
+      responses: {
+        200: {
+          description: "The OpenAPI document.",
+          schema: { type: "object" },
+          contentTypes: ["application/json"],
+        },
+      },
       handle: ({ res }) => sendJson(res, 200, openApi),
     },
     {
@@ -165,12 +186,21 @@ export function createRoutes(deps: RouteDeps): Route[] {
       },
       responses: {
         200: { description: "A page of sessions.", schema: SessionListSchema },
+        400: errorResponse("A limit out of range, or a cursor that is not a next_cursor."),
         401: errorResponse("No or wrong API key."),
       },
       handle: async ({ res, url, tenantId }) => {
         const limit = integerParam(url, "limit", 20, 1, 100);
         if (limit instanceof ApiError) return sendError(res, limit);
-        const page = await sessions.list(tenantId, limit, url.searchParams.get("cursor") ?? undefined);
+        const cursor = url.searchParams.get("cursor") ?? undefined;
+        // a cursor is the last session of a page this tenant was given: anything else pages nowhere
+        if (cursor !== undefined && !(SESSION_ID.test(cursor) && (await sessions.get(tenantId, cursor)))) {
+          return sendError(
+            res,
+            new ApiError("invalid_request", "cursor: not a next_cursor from a listing of your sessions"),
+          );
+        }
+        const page = await sessions.list(tenantId, limit, cursor);
         sendJson(res, 200, { sessions: page.sessions.map(sessionView), next_cursor: page.next_cursor });
       },
     },
@@ -234,7 +264,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
           schema: EventListSchema,
           contentTypes: ["application/json", "text/event-stream"],
         },
-        400: errorResponse("Bad query."),
+        400: errorResponse("A bad after, limit or Last-Event-ID."),
         ...SESSION_ERRORS,
       },
       handle: async (ctx) => {
@@ -249,9 +279,8 @@ export function createRoutes(deps: RouteDeps): Route[] {
           const events = await store.readEvents(session.id, after, limit, MAX_EVENT_PAGE_BYTES);
           return sendJson(res, 200, { events });
         }
-        const lastEventId = req.headers["last-event-id"];
-        const resumeAt =
-          typeof lastEventId === "string" && /^\d{1,16}$/.test(lastEventId) ? Number(lastEventId) : after;
+        const resumeAt = resumePoint(req, after);
+        if (resumeAt instanceof ApiError) return sendError(res, resumeAt);
         await streamEvents({
           req,
           res,

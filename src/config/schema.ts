@@ -151,6 +151,14 @@ export const LimitsSchema = Type.Object(
       Type.Integer({ minimum: 1024, maximum: 67_108_864, default: 1_048_576 }),
     ),
     max_progress_bytes: Type.Optional(Type.Integer({ minimum: 64, maximum: 1_048_576, default: 65_536 })),
+    request_timeout_seconds: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 3600,
+        default: 30,
+        description: "How long a client may take to send a whole request (headers and body); past it, 408.",
+      }),
+    ),
   },
   strict,
 );
