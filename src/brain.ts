@@ -1,19 +1,22 @@
 import type { AddressInfo } from "node:net";
 import type { DestinationStream } from "pino";
 import { Authenticator } from "./api/auth.js";
-import { InspectionTokens } from "./api/inspection.js";
+import { LocalInspectionGrants } from "./api/inspection.js";
 import { Router } from "./api/router.js";
 import { createRoutes } from "./api/routes.js";
 import { createApiServer } from "./api/server.js";
 import type { BrainConfig } from "./config/load.js";
+import { EventLog } from "./events/event-log.js";
+import { LocalEventBus } from "./events/local-bus.js";
 import { createModelProvider } from "./models/registry.js";
-import { EventHub } from "./sessions/event-hub.js";
-import { Sessions } from "./sessions/sessions.js";
+import { SessionDirectory } from "./sessions/directory.js";
 import { SqliteStore } from "./store/sqlite.js";
 import type { Store } from "./store/store.js";
 import { createLogger, type Logger } from "./telemetry/logger.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { ToolDispatcher } from "./tools/dispatch.js";
+import { LocalTurnLeases } from "./turns/local-leases.js";
+import { TurnSupervisor } from "./turns/supervisor.js";
 
 export interface StartOptions {
   /** Where log lines go (tests capture them); stdout by default. */
@@ -28,18 +31,26 @@ export interface StartOptions {
 export interface RunningBrain {
   url: string;
   logger: Logger;
-  sessions: Sessions;
+  sessions: SessionDirectory;
+  turns: TurnSupervisor;
   store: Store;
   close: () => Promise<void>;
 }
+
+/**
+ * How long an interrupt or a close waits for a turn to end. A turn ends within moments of being
+ * asked (its model call and tool requests are aborted); this bounds a stuck one.
+ */
+const STOP_WAIT_MS = 10_000;
 
 /** Start Brain: open the store, end what a previous run left running, then serve the API. */
 export async function startBrain(config: BrainConfig, options: StartOptions = {}): Promise<RunningBrain> {
   const logger = createLogger(config.logLevel, options.logDestination);
   const metrics = createMetrics();
   const store = options.openStore?.(config.store) ?? new SqliteStore(config.store.path);
-  const hub = new EventHub();
-  const inspection = new InspectionTokens();
+  const bus = new LocalEventBus(store);
+  const log = new EventLog(store, bus);
+  const inspection = new LocalInspectionGrants();
   const dispatcher = new ToolDispatcher({
     headersTimeoutMs: Math.round(config.limits.tool_headers_timeout_seconds * 1000),
     maxProgressBytes: config.limits.max_progress_bytes,
@@ -54,24 +65,35 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     ),
   );
   let publicUrl = config.publicUrl;
-  const sessions = new Sessions({
+  const turns = new TurnSupervisor({
     config,
     store,
-    hub,
+    log,
+    leases: new LocalTurnLeases(),
     dispatcher,
     providers,
-    inspectionFor: (session) => {
-      const grant = inspection.issue(session.tenant_id, session.id);
+    inspectionFor: async (session) => {
+      const grant = await inspection.issue(session.tenant_id, session.id);
       return { token: grant.token, brainUrl: publicUrl ?? "", release: grant.release };
     },
     logger,
     metrics,
+    stopWaitMs: STOP_WAIT_MS,
   });
-  const recovered = await sessions.recover();
+  const sessions = new SessionDirectory({ config, store, log, turns });
+  const recovered = await turns.recover();
   if (recovered > 0) logger.warn({ sessions: recovered }, "ended turns a previous run left running");
 
   const router = new Router(
-    createRoutes({ config, sessions, store, hub, metrics, sseKeepAliveMs: options.sseKeepAliveMs ?? 15_000 }),
+    createRoutes({
+      config,
+      sessions,
+      turns,
+      store,
+      bus,
+      metrics,
+      sseKeepAliveMs: options.sseKeepAliveMs ?? 15_000,
+    }),
   );
   const server = createApiServer({
     router,
@@ -79,6 +101,7 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     inspection,
     logger,
     metrics,
+    requestTimeoutMs: Math.round(config.limits.request_timeout_seconds * 1000),
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -94,12 +117,14 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     url,
     logger,
     sessions,
+    turns,
     store,
     close: async () => {
-      await sessions.shutdown();
+      await turns.shutdown();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await dispatcher.close();
+      await bus.close();
       await store.close();
       logger.flush();
     },

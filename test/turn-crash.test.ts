@@ -148,7 +148,7 @@ describe("a turn whose store refuses a write", () => {
     const refused = store.nextRefusal();
     await client.sendMessage(session.id, "go");
     await refused;
-    await expect.poll(() => brain.logs()).toContain("Brain's next start will");
+    await expect.poll(() => brain.logs()).toContain("the next stop or start of Brain will");
     expect((await client.getSession(session.id)).status).toBe("running");
 
     store.refuse = undefined;

@@ -1,3 +1,5 @@
+import { type SessionError, sessionNotFound as sessionNotFoundError } from "../sessions/errors.js";
+
 /** The API's error codes. They are API: clients branch on them, never on message text. */
 export type ApiErrorCode =
   | "invalid_request"
@@ -43,4 +45,7 @@ export class ApiError {
   }
 }
 
-export const sessionNotFound = (id: string) => new ApiError("not_found", `no session ${JSON.stringify(id)}`);
+/** A session's refusal, answered with its code's status. */
+export const apiErrorOf = (error: SessionError) => new ApiError(error.code, error.message);
+
+export const sessionNotFound = (id: string) => apiErrorOf(sessionNotFoundError(id));

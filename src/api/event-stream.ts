@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { EventHub } from "../sessions/event-hub.js";
-import { sseFrame } from "../sessions/event-hub.js";
+import type { EventBus, Subscription } from "../events/bus.js";
+import { sseFrame } from "../events/bus.js";
 import type { SessionEvent } from "../sessions/events.js";
 import type { Store } from "../store/store.js";
 
@@ -11,7 +11,7 @@ export interface EventStreamOptions {
   sessionId: string;
   afterSeq: number;
   store: Store;
-  hub: EventHub;
+  bus: EventBus;
   keepAliveMs: number;
   /**
    * A client this far behind live events is dropped; it resumes with Last-Event-ID and loses
@@ -54,10 +54,11 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
   const held: { event: SessionEvent; frame: string }[] = [];
   let heldBytes = 0;
 
+  let subscription: Subscription | undefined;
   const end = () => {
     if (closed.signal.aborted) return;
     closed.abort();
-    unsubscribe();
+    subscription?.unsubscribe();
     clearInterval(keepAlive);
     options.endSignal?.removeEventListener("abort", end);
     options.onClose?.();
@@ -81,7 +82,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     return false;
   };
 
-  const unsubscribe = options.hub.subscribe(sessionId, (event, frame) => {
+  const listener = (event: SessionEvent, frame: string) => {
     if (closed.signal.aborted) return;
     if (replaying) {
       held.push({ event, frame });
@@ -91,7 +92,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     }
     // live events cannot wait for a slow client: they queue in its buffer, up to the limit
     if (write(event, frame) && res.writableLength > options.maxBufferedBytes) drop();
-  });
+  };
   const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), options.keepAliveMs);
   keepAlive.unref();
   res.on("close", end);
@@ -105,6 +106,9 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     return !closed.signal.aborted;
   };
   try {
+    subscription = await options.bus.subscribe(sessionId, listener);
+    // the client left while the subscription was made
+    if (closed.signal.aborted) return subscription.unsubscribe();
     // read before the history: if the session was closed then, the history holds its last event
     const closedBefore = (await options.store.getSession(sessionId))?.status === "closed";
     for (;;) {

@@ -17,15 +17,33 @@ function digest(token: string): string {
   return createHash("sha256").update(token).digest("base64url");
 }
 
+export interface InspectionGrant {
+  token: string;
+  /** The call has returned: the token stops working, and streams opened with it end. */
+  release: () => void;
+}
+
 /**
  * Inspection tokens: one per tool call of a binding with inspect_session, good for reading that
- * session only, until the call returns. Only a digest is kept, in memory; the token itself lives in
- * the request body that carries it and nowhere else in Brain.
+ * session only, until the call returns. The seam between one Brain process and many: a service's
+ * callback may reach any instance.
  */
-export class InspectionTokens {
+export interface InspectionGrants {
+  issue(tenantId: string, sessionId: string): Promise<InspectionGrant>;
+  /** What a presented token may read, while its call is out. */
+  principalFor(token: string): Promise<InspectionPrincipal | undefined>;
+  /** Grants in force. */
+  readonly size: number;
+}
+
+/**
+ * Inspection grants of one Brain process. Only a digest of each token is kept, in memory; the
+ * token itself lives in the request body that carries it and nowhere else in Brain.
+ */
+export class LocalInspectionGrants implements InspectionGrants {
   readonly #grants = new Map<string, Grant>();
 
-  issue(tenantId: string, sessionId: string): { token: string; release: () => void } {
+  async issue(tenantId: string, sessionId: string): Promise<InspectionGrant> {
     const token = `bit_${randomBytes(32).toString("base64url")}`;
     const key = digest(token);
     const grant: Grant = { tenantId, sessionId, revoked: new AbortController() };
@@ -40,7 +58,7 @@ export class InspectionTokens {
   }
 
   /** The grant for a presented token; the lookup is by digest, so its timing says nothing of the token. */
-  principalFor(token: string): InspectionPrincipal | undefined {
+  async principalFor(token: string): Promise<InspectionPrincipal | undefined> {
     const grant = this.#grants.get(digest(token));
     return grant && { tenantId: grant.tenantId, sessionId: grant.sessionId, revoked: grant.revoked.signal };
   }

@@ -1,6 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { BrainConfig } from "../config/load.js";
-import type { EventHub } from "../sessions/event-hub.js";
+import type { EventBus } from "../events/bus.js";
+import type { SessionDirectory } from "../sessions/directory.js";
+import { SessionError } from "../sessions/errors.js";
 import {
   type CreateSessionBody,
   CreateSessionBodySchema,
@@ -8,12 +10,12 @@ import {
   PostMessageBodySchema,
   type SessionRecord,
 } from "../sessions/session-config.js";
-import type { Sessions } from "../sessions/sessions.js";
 import type { Store } from "../store/store.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { parseTraceparent } from "../telemetry/trace-context.js";
+import type { TurnSupervisor } from "../turns/supervisor.js";
 import { compile } from "../validation.js";
-import { ApiError, sessionNotFound } from "./errors.js";
+import { ApiError, apiErrorOf, sessionNotFound } from "./errors.js";
 import { streamEvents } from "./event-stream.js";
 import { readJsonBody, sendError, sendJson } from "./http.js";
 import { buildOpenApi } from "./openapi.js";
@@ -28,9 +30,10 @@ import {
 
 export interface RouteDeps {
   config: BrainConfig;
-  sessions: Sessions;
+  sessions: SessionDirectory;
+  turns: TurnSupervisor;
   store: Store;
-  hub: EventHub;
+  bus: EventBus;
   metrics: Metrics;
   sseKeepAliveMs: number;
 }
@@ -74,7 +77,7 @@ function resumePoint(req: RequestContext["req"], after: number): number | ApiErr
 const SESSION_ID = /^ses_[0-9a-z]{26}$/;
 
 export function createRoutes(deps: RouteDeps): Route[] {
-  const { config, sessions, store, hub, metrics } = deps;
+  const { config, sessions, turns, store, bus, metrics } = deps;
 
   /** The session a caller may read: its tenant's, or the one its inspection token is for. */
   const readableSession = async (ctx: RequestContext): Promise<SessionRecord | undefined> => {
@@ -166,7 +169,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
         const body = await readJsonBody(req, config.limits.max_request_bytes, validateCreateSession, {});
         if (body instanceof ApiError) return sendError(res, body);
         const session = await sessions.create(tenantId, body.config);
-        if (session instanceof ApiError) return sendError(res, session);
+        if (session instanceof SessionError) return sendError(res, apiErrorOf(session));
         res.setHeader("location", `/sessions/${session.id}`);
         sendJson(res, 201, sessionView(session));
       },
@@ -234,9 +237,11 @@ export function createRoutes(deps: RouteDeps): Route[] {
       handle: async ({ req, res, params, tenantId }) => {
         const body = await readJsonBody(req, config.limits.max_request_bytes, validatePostMessage);
         if (body instanceof ApiError) return sendError(res, body);
+        const session = await sessions.get(tenantId, params.id as string);
+        if (!session) return sendError(res, sessionNotFound(params.id as string));
         const trace = parseTraceparent(req.headers.traceparent);
-        const accepted = await sessions.postMessage(tenantId, params.id as string, body.content, trace);
-        if (accepted instanceof ApiError) return sendError(res, accepted);
+        const accepted = await turns.postMessage(session, body.content, trace);
+        if (accepted instanceof SessionError) return sendError(res, apiErrorOf(accepted));
         sendJson(res, 202, accepted);
       },
     },
@@ -287,7 +292,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
           sessionId: session.id,
           afterSeq: resumeAt,
           store,
-          hub,
+          bus,
           keepAliveMs: deps.sseKeepAliveMs,
           maxBufferedBytes: 8 * 1024 * 1024,
           ...(ctx.inspection && { endSignal: ctx.inspection.revoked }),
@@ -308,9 +313,11 @@ export function createRoutes(deps: RouteDeps): Route[] {
         409: errorResponse("No turn is running, or the session is closed."),
       },
       handle: async ({ res, params, tenantId }) => {
-        const session = await sessions.interrupt(tenantId, params.id as string);
-        if (session instanceof ApiError) return sendError(res, session);
-        sendJson(res, 200, sessionView(session));
+        const session = await sessions.get(tenantId, params.id as string);
+        if (!session) return sendError(res, sessionNotFound(params.id as string));
+        const refused = await turns.interrupt(session);
+        if (refused) return sendError(res, apiErrorOf(refused));
+        sendJson(res, 200, sessionView((await sessions.get(tenantId, session.id)) ?? session));
       },
     },
     {
@@ -327,7 +334,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
       },
       handle: async ({ res, params, tenantId }) => {
         const session = await sessions.close(tenantId, params.id as string);
-        if (session instanceof ApiError) return sendError(res, session);
+        if (session instanceof SessionError) return sendError(res, apiErrorOf(session));
         sendJson(res, 200, sessionView(session));
       },
     },

@@ -5,31 +5,59 @@ import { type Authenticator, bearerToken } from "./auth.js";
 import { answerClientError } from "./client-error.js";
 import { ApiError } from "./errors.js";
 import { sendError } from "./http.js";
-import type { InspectionTokens } from "./inspection.js";
+import type { InspectionGrants } from "./inspection.js";
 import type { RequestContext, Router } from "./router.js";
 
 export interface ServerDeps {
   router: Router;
   auth: Authenticator;
-  inspection: InspectionTokens;
+  inspection: InspectionGrants;
   logger: Logger;
   metrics: Metrics;
+  /** How long a client may take to send a whole request; a body that trickles is answered 408. */
+  requestTimeoutMs: number;
 }
+
+/** What reading a request throws when its client hung up, or Node timed it out, mid-body. */
+const CLIENT_LEFT = new Set(["ECONNRESET", "ERR_STREAM_PREMATURE_CLOSE"]);
 
 const UNAUTHORIZED = new ApiError("unauthorized", "send Authorization: Bearer followed by your API key");
 
 /** The HTTP server: match the route, authenticate, run the handler; every failure is a JSON error. */
 export function createApiServer(deps: ServerDeps): Server {
-  const server = createServer((req, res) => {
-    handleRequest(req, res, deps).catch((error) => {
-      deps.logger.error({ err: error, method: req.method, route: req.url?.split("?")[0] }, "request failed");
-      sendError(res, new ApiError("internal", "Brain failed to handle this request; it is logged"));
-    });
-  });
+  const server = createServer(
+    {
+      requestTimeout: deps.requestTimeoutMs,
+      headersTimeout: Math.min(20_000, deps.requestTimeoutMs),
+      // how often Node looks for requests past their time: the limit holds to within this
+      connectionsCheckingInterval: Math.min(1000, deps.requestTimeoutMs / 2),
+    },
+    (req, res) => {
+      handleRequest(req, res, deps).catch((error) => {
+        const route = req.url?.split("?")[0];
+        // a client that hung up (or was timed out) mid-request is no failure of Brain's, and
+        // logging it as one would let any client flood the error log
+        if (req.destroyed && CLIENT_LEFT.has(errorCode(error))) {
+          deps.logger.debug(
+            { method: req.method, route, reason: errorCode(error) },
+            "client left mid-request",
+          );
+          res.destroy();
+          return;
+        }
+        deps.logger.error({ err: error, method: req.method, route }, "request failed");
+        sendError(res, new ApiError("internal", "Brain failed to handle this request; it is logged"));
+      });
+    },
+  );
   server.on("clientError", answerClientError);
   server.keepAliveTimeout = 10_000;
-  server.headersTimeout = 20_000;
   return server;
+}
+
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? code : String(error);
 }
 
 async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: ServerDeps): Promise<void> {
@@ -61,7 +89,7 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: Se
       ctx.tenantId = tenantId;
     } else {
       const inspection =
-        route.auth === "session_reader" && token ? deps.inspection.principalFor(token) : undefined;
+        route.auth === "session_reader" && token ? await deps.inspection.principalFor(token) : undefined;
       if (!inspection) return sendError(res, UNAUTHORIZED, { "www-authenticate": "Bearer" });
       ctx.tenantId = inspection.tenantId;
       ctx.inspection = inspection;

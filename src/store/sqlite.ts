@@ -202,6 +202,10 @@ export class SqliteStore implements Store {
     return this.#appendTx(sessionId, events, options);
   }
 
+  async lastSeq(sessionId: string): Promise<number> {
+    return (this.#statements.lastSeq.get(sessionId) as { seq: number }).seq;
+  }
+
   async readEvents(
     sessionId: string,
     afterSeq: number,

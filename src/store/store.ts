@@ -32,6 +32,8 @@ export interface Store {
   /** The tenant's sessions, newest first, strictly older than `before` when given. */
   listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]>;
   append(sessionId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
+  /** The seq of the session's last event, 0 when it has none or does not exist. */
+  lastSeq(sessionId: string): Promise<number>;
   /**
    * Events after `afterSeq` in order, at most `limit`, and with `maxBytes` no more than it takes
    * for their `data` JSON to reach `maxBytes` (at least one event, however large).

@@ -411,9 +411,10 @@ describe("inspection tokens", () => {
     const events = await runTurn(client, session.id, "go");
     const token = String(lastCall("/echo-request").body.inspection_token);
     expect(token).toMatch(/^bit_/);
-    const [echoed, refused] = events
-      .filter((event) => event.type === "tool.result")
-      .map((event) => event.data);
+    // the two calls run at once: their results are stored in the order they finish
+    const resultOf = (name: string) =>
+      events.find((event) => event.type === "tool.result" && event.data.name === name)?.data;
+    const [echoed, refused] = [resultOf("echo_request"), resultOf("refuse_echoing")];
     const stored = JSON.stringify(events);
     expect(stored).not.toContain(token);
     expect(stored).not.toContain(TOOL_TOKEN);

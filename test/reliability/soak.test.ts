@@ -207,7 +207,7 @@ describe("a soak of sessions against a tool service that injects every §6 fault
       );
     }
     calls += await fastRound();
-    expect(brain.running.sessions.runningTurns()).toBe(0);
+    expect(brain.running.turns.runningTurns()).toBe(0);
     const growth = (await settledHeap()) - baselineHeap;
     expect(growth, `heap grew ${growth} bytes over ${calls} calls`).toBeLessThan(
       calls * HEAP_SLACK_PER_CALL_BYTES,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { NewEvent, StoredEvent } from "../sessions/events.js";
 import { SqliteStore } from "../store/sqlite.js";
 import { ConversationFold } from "./conversation.js";
 import { Conversations } from "./conversations.js";
-import type { NewEvent, StoredEvent } from "./events.js";
 
 const call = (id: string) => ({ call_id: id, name: "echo", arguments: { text: id } });
 const result = (id: string) => ({

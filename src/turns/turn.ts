@@ -9,12 +9,12 @@ import {
   type ToolSpec,
   type Usage,
 } from "../models/provider.js";
+import type { NewEvent, StoredEvent, ToolResultEventData } from "../sessions/events.js";
+import type { SessionRecord, SessionStatus } from "../sessions/session-config.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { childTraceparent, type TraceContext } from "../telemetry/trace-context.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
-import type { NewEvent, StoredEvent, ToolResultEventData } from "./events.js";
-import type { SessionRecord, SessionStatus } from "./session-config.js";
 
 export interface TurnDeps {
   provider: ModelProvider;
@@ -23,7 +23,7 @@ export interface TurnDeps {
   tools: ReadonlyMap<string, ToolBinding>;
   append: (events: readonly NewEvent[], setStatus?: SessionStatus) => Promise<StoredEvent[]>;
   publishLive: (type: "tool.progress" | "model.delta", data: Record<string, unknown>) => void;
-  inspectionFor: () => { token: string; brainUrl: string; release: () => void };
+  inspectionFor: () => Promise<{ token: string; brainUrl: string; release: () => void }>;
   logger: Logger;
   metrics: Metrics;
 }
@@ -142,7 +142,7 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
 
 async function callTool(turn: Turn, deps: TurnDeps, call: ToolCall): Promise<ToolResultEventData> {
   const binding = deps.tools.get(call.name);
-  const inspection = binding?.inspectSession ? deps.inspectionFor() : undefined;
+  const inspection = binding?.inspectSession ? await deps.inspectionFor() : undefined;
   const started = performance.now();
   let result: Awaited<ReturnType<ToolDispatcher["call"]>>;
   try {

@@ -1,0 +1,39 @@
+import type { LiveEvent, NewEvent, StoredEvent } from "../sessions/events.js";
+import type { SessionRecord } from "../sessions/session-config.js";
+import type { AppendOptions, AppendResult, NewSession, Store } from "../store/store.js";
+import type { EventBus } from "./bus.js";
+
+/**
+ * Where every event of every session is written and published: an event is committed by the store
+ * before the bus hands it to any client, and nothing else publishes.
+ */
+export class EventLog {
+  constructor(
+    private readonly store: Store,
+    private readonly bus: EventBus,
+  ) {}
+
+  async createSession(
+    session: NewSession,
+    first: NewEvent,
+  ): Promise<{ session: SessionRecord; event: StoredEvent }> {
+    const created = await this.store.createSession(session, first);
+    this.bus.publishStored(session.id, [created.event]);
+    return created;
+  }
+
+  async append(
+    sessionId: string,
+    events: readonly NewEvent[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
+    const result = await this.store.append(sessionId, events, options);
+    if (result.ok) this.bus.publishStored(sessionId, result.events);
+    return result;
+  }
+
+  /** A live-only event, in its place after the stored event `afterSeq`. */
+  publishLive(sessionId: string, afterSeq: number, type: LiveEvent["type"], data: LiveEvent["data"]): void {
+    this.bus.publishLive(sessionId, afterSeq, { type, at: new Date().toISOString(), data });
+  }
+}

@@ -1,0 +1,19 @@
+/** Why a session refused what was asked of it. The API answers each with its status. */
+export type SessionErrorCode =
+  | "not_found"
+  | "invalid_request"
+  | "session_busy"
+  | "session_closed"
+  | "no_turn_running";
+
+export class SessionError {
+  constructor(
+    readonly code: SessionErrorCode,
+    readonly message: string,
+  ) {}
+}
+
+export const sessionNotFound = (id: string) =>
+  new SessionError("not_found", `no session ${JSON.stringify(id)}`);
+
+export const sessionClosed = () => new SessionError("session_closed", "the session is closed");

@@ -1,0 +1,33 @@
+/**
+ * A running turn's ownership. The owner runs the turn and is the only one to write to it; a
+ * stop asked anywhere reaches it through its lease.
+ */
+export interface TurnLease {
+  readonly sessionId: string;
+  /** Fires when someone asks the turn to stop (the reason is the signal's), or the lease is lost. */
+  readonly signal: AbortSignal;
+  /** The turn has ended and recorded its end: give the session up, and wake whoever waits on it. */
+  release(): void;
+}
+
+/** How a stop went: the owner ended the turn, there was no owner, or it did not end in time. */
+export type StopOutcome = "ended" | "no_owner" | "still_running";
+
+/**
+ * Who owns the running turn of each session: the seam between one Brain process and many. Taking a
+ * lease comes before a turn starts, so a session marked running always has an owner unless that
+ * owner is gone (it crashed, or could not record the turn's end); such turns are found with
+ * `ownerless` and ended by whoever finds them.
+ */
+export interface TurnLeases {
+  /** Own the session's next turn; undefined while someone else owns one there. */
+  acquire(sessionId: string): Promise<TurnLease | undefined>;
+  /** Ask the owner of the session's turn to stop it, and wait at most `waitMs` for it to end. */
+  stop(sessionId: string, reason: string, waitMs: number): Promise<StopOutcome>;
+  /** Of these sessions (marked running), the ones whose turn has no live owner. */
+  ownerless(sessionIds: readonly string[]): Promise<string[]>;
+  /** Leases this process holds. */
+  held(): number;
+  /** Ask every turn this process owns to stop, and wait until each has ended. */
+  stopAll(reason: string): Promise<void>;
+}

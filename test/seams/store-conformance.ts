@@ -1,0 +1,187 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../src/ids.js";
+import type { NewEvent, StoredEvent } from "../../src/sessions/events.js";
+import type { Store } from "../../src/store/store.js";
+import { delayedStore } from "./delayed-store.js";
+
+/** How a conformance run gets its stores: each implementation brings its own. */
+export interface StoreHarness {
+  /** A new, empty store. */
+  open(): Promise<Store>;
+  /** Close `store` and open the same data again, as a restart of Brain does. */
+  reopen(store: Store): Promise<Store>;
+  /** Remove everything the harness made. */
+  cleanup(): Promise<void>;
+}
+
+const message = (n: number): NewEvent => ({ type: "message.user", data: { content: `m${n}` } });
+
+function assertGapless(events: readonly StoredEvent[], from = 1): void {
+  expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => from + i));
+}
+
+async function newSession(store: Store, tenant = "acme") {
+  const id = newId("ses");
+  const created = await store.createSession(
+    {
+      id,
+      tenant_id: tenant,
+      config: { model: "default", tools: [], max_steps: 4, metadata: {} },
+      created_at: new Date().toISOString(),
+    },
+    { type: "session.created", data: { n: 0 } },
+  );
+  return created;
+}
+
+/**
+ * What every store must do, run against each one: SQLite here, PostgreSQL when it is there. The
+ * cases are the guarantees the rest of Brain leans on; nothing in them knows which store it tests.
+ */
+export function describeStoreConformance(name: string, makeHarness: () => StoreHarness): void {
+  describe(`store conformance: ${name}`, () => {
+    const harness = makeHarness();
+    let store: Store;
+
+    beforeAll(async () => {
+      store = await harness.open();
+    });
+    afterAll(async () => {
+      await store?.close();
+      await harness.cleanup();
+    });
+
+    it("creates a session idle, with its first event at seq 1", async () => {
+      const created = await newSession(store);
+      expect(created.session.status).toBe("idle");
+      expect(created.event).toMatchObject({ seq: 1, type: "session.created", data: { n: 0 } });
+      expect(await store.getSession(created.session.id)).toEqual(created.session);
+      expect(await store.lastSeq(created.session.id)).toBe(1);
+      expect(await store.lastSeq("ses_none")).toBe(0);
+      expect(await store.getSession("ses_none")).toBeUndefined();
+    });
+
+    it("assigns gapless seqs under concurrent appends, each append's events together", async () => {
+      const { session } = await newSession(store);
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          store.append(session.id, [message(i), message(i)].slice(0, 1 + (i % 2))),
+        ),
+      );
+      for (const result of results) {
+        if (!result.ok) throw new Error("an unconditional append was refused");
+        const seqs = result.events.map((event) => event.seq);
+        expect(seqs).toEqual(seqs.map((_, i) => (seqs[0] as number) + i));
+      }
+      const events = await store.readEvents(session.id, 0, 10_000);
+      expect(events).toHaveLength(1 + 300);
+      assertGapless(events);
+      expect(await store.lastSeq(session.id)).toBe(301);
+    });
+
+    it("appends with expectStatus only from that status, and sets the status in the same step", async () => {
+      const { session } = await newSession(store);
+      const tries = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.append(session.id, [message(i)], { expectStatus: ["idle"], setStatus: "running" }),
+        ),
+      );
+      expect(tries.filter((result) => result.ok)).toHaveLength(1);
+      for (const refused of tries.filter((result) => !result.ok))
+        expect(refused).toEqual({ ok: false, status: "running" });
+      expect((await store.getSession(session.id))?.status).toBe("running");
+      expect(await store.readEvents(session.id, 0, 100)).toHaveLength(2);
+      const closed = await store.append(session.id, [{ type: "session.closed", data: {} }], {
+        expectStatus: ["running"],
+        setStatus: "closed",
+      });
+      expect(closed.ok).toBe(true);
+      expect(await store.append(session.id, [message(1)], { expectStatus: ["idle", "running"] })).toEqual({
+        ok: false,
+        status: "closed",
+      });
+      expect(await store.append("ses_none", [message(1)])).toEqual({ ok: false, status: undefined });
+    });
+
+    it("never shows a read a gap, while appends race it", async () => {
+      const { session } = await newSession(store);
+      let appending = true;
+      const writer = (async () => {
+        for (let i = 0; i < 150; i++) await store.append(session.id, [message(i), message(i)]);
+        appending = false;
+      })();
+      const reads: StoredEvent[][] = [];
+      while (appending) {
+        const after = Math.floor(Math.random() * 20);
+        const page = await store.readEvents(session.id, after, 1000);
+        if (page.length > 0) assertGapless(page, after + 1);
+        reads.push(page);
+      }
+      await writer;
+      expect(reads.length).toBeGreaterThan(1);
+      assertGapless(await store.readEvents(session.id, 0, 1000));
+    });
+
+    it("pages by count, and by bytes with at least one event a page", async () => {
+      const { session } = await newSession(store);
+      const big = "x".repeat(10_000);
+      await store.append(
+        session.id,
+        Array.from(
+          { length: 10 },
+          (_, i) => ({ type: "message.user", data: { content: `${i}${big}` } }) as NewEvent,
+        ),
+      );
+      expect((await store.readEvents(session.id, 0, 4)).map((event) => event.seq)).toEqual([1, 2, 3, 4]);
+      expect((await store.readEvents(session.id, 9, 100)).map((event) => event.seq)).toEqual([10, 11]);
+      expect(await store.readEvents(session.id, 11, 100)).toEqual([]);
+      // each event's data is over 10,000 bytes: a 25,000-byte page stops once it reaches the bound
+      const byBytes = await store.readEvents(session.id, 1, 100, 25_000);
+      expect(byBytes.map((event) => event.seq)).toEqual([2, 3, 4]);
+      expect((await store.readEvents(session.id, 1, 100, 1)).map((event) => event.seq)).toEqual([2]);
+      expect(byBytes[0]?.data).toEqual({ content: `0${big}` });
+    });
+
+    it("keeps seqs gapless and results true when appends resolve out of order", async () => {
+      const slow = delayedStore(store, 15);
+      const { session } = await newSession(store);
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => slow.append(session.id, [message(i)])),
+      );
+      const stored = await store.readEvents(session.id, 0, 1000);
+      assertGapless(stored);
+      const bySeq = new Map(stored.map((event) => [event.seq, event]));
+      for (const result of results) {
+        if (!result.ok) throw new Error("refused");
+        for (const event of result.events) expect(bySeq.get(event.seq)).toEqual(event);
+      }
+    });
+
+    it("lists a tenant's sessions newest first, paged by the last id", async () => {
+      const tenant = `t-${randomUUID()}`;
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await newSession(store, tenant)).session.id);
+      await newSession(store, `other-${tenant}`);
+      const first = await store.listSessions(tenant, 3);
+      expect(first.map((session) => session.id)).toEqual([ids[4], ids[3], ids[2]]);
+      const rest = await store.listSessions(tenant, 3, ids[2]);
+      expect(rest.map((session) => session.id)).toEqual([ids[1], ids[0]]);
+    });
+
+    it("keeps every committed event and status across a restart", async () => {
+      const { session } = await newSession(store);
+      await store.append(session.id, [message(1), message(2)], { setStatus: "running" });
+      store = await harness.reopen(store);
+      assertGapless(await store.readEvents(session.id, 0, 100));
+      expect(await store.lastSeq(session.id)).toBe(3);
+      expect((await store.getSession(session.id))?.status).toBe("running");
+      expect((await store.sessionsWithStatus("running")).map((found) => found.id)).toContain(session.id);
+      const next = await store.append(session.id, [message(3)], {
+        expectStatus: ["running"],
+        setStatus: "idle",
+      });
+      expect(next.ok && next.events.map((event) => event.seq)).toEqual([4]);
+    });
+  });
+}
