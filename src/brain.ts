@@ -1,21 +1,18 @@
 import type { AddressInfo } from "node:net";
 import type { DestinationStream } from "pino";
 import { Authenticator } from "./api/auth.js";
-import { LocalInspectionGrants } from "./api/inspection.js";
 import { Router } from "./api/router.js";
 import { createRoutes } from "./api/routes.js";
 import { createApiServer } from "./api/server.js";
 import type { BrainConfig } from "./config/load.js";
 import { EventLog } from "./events/event-log.js";
-import { LocalEventBus } from "./events/local-bus.js";
 import { createModelProvider } from "./models/registry.js";
 import { SessionDirectory } from "./sessions/directory.js";
-import { SqliteStore } from "./store/sqlite.js";
+import { openBackend } from "./store/backend.js";
 import type { Store } from "./store/store.js";
 import { createLogger, type Logger } from "./telemetry/logger.js";
 import { createMetrics } from "./telemetry/metrics.js";
 import { ToolDispatcher } from "./tools/dispatch.js";
-import { LocalTurnLeases } from "./turns/local-leases.js";
 import { TurnSupervisor } from "./turns/supervisor.js";
 
 export interface StartOptions {
@@ -24,8 +21,11 @@ export interface StartOptions {
   /** Environment for the proxy variables of tool and model calls; process.env by default. */
   env?: NodeJS.ProcessEnv;
   sseKeepAliveMs?: number;
-  /** Opens the store instead of Brain's SqliteStore (embedders, fault tests); Brain closes it when it stops. */
-  openStore?: (config: BrainConfig["store"]) => Store;
+  /**
+   * Opens the embedded store instead of Brain's SqliteStore at the config's path (embedders, fault
+   * tests); Brain closes it when it stops.
+   */
+  openStore?: (path: string) => Store;
 }
 
 export interface RunningBrain {
@@ -47,10 +47,12 @@ const STOP_WAIT_MS = 10_000;
 export async function startBrain(config: BrainConfig, options: StartOptions = {}): Promise<RunningBrain> {
   const logger = createLogger(config.logLevel, options.logDestination);
   const metrics = createMetrics();
-  const store = options.openStore?.(config.store) ?? new SqliteStore(config.store.path);
-  const bus = new LocalEventBus(store);
+  const backend = await openBackend(config.store, {
+    logger,
+    ...(options.openStore && { openStore: options.openStore }),
+  });
+  const { store, bus, inspection } = backend;
   const log = new EventLog(store, bus);
-  const inspection = new LocalInspectionGrants();
   const dispatcher = new ToolDispatcher({
     headersTimeoutMs: Math.round(config.limits.tool_headers_timeout_seconds * 1000),
     maxProgressBytes: config.limits.max_progress_bytes,
@@ -69,16 +71,17 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     config,
     store,
     log,
-    leases: new LocalTurnLeases(),
+    leases: backend.leases,
     dispatcher,
     providers,
-    inspectionFor: async (session) => {
-      const grant = await inspection.issue(session.tenant_id, session.id);
+    inspectionFor: async (session, leaseToken) => {
+      const grant = await inspection.issue(session.tenant_id, session.id, leaseToken);
       return { token: grant.token, brainUrl: publicUrl ?? "", release: grant.release };
     },
     logger,
     metrics,
     stopWaitMs: STOP_WAIT_MS,
+    takeoverEveryMs: backend.takeoverEveryMs,
   });
   const sessions = new SessionDirectory({ config, store, log, turns });
   const recovered = await turns.recover();
@@ -111,7 +114,8 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   publicUrl ??= url;
-  logger.info({ url, store: config.store.path, tools: config.tools.size }, "brain listening");
+  turns.watchForOwnerlessTurns();
+  logger.info({ url, ...backend.location, tools: config.tools.size }, "brain listening");
 
   return {
     url,
@@ -124,8 +128,7 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await dispatcher.close();
-      await bus.close();
-      await store.close();
+      await backend.close();
       logger.flush();
     },
   };

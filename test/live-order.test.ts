@@ -27,7 +27,7 @@ beforeAll(async () => {
         },
       ],
     },
-    { start: { openStore: (store) => delayedStore(new SqliteStore(store.path), 20) } },
+    { start: { openStore: (path) => delayedStore(new SqliteStore(path), 20) } },
   );
 });
 

@@ -61,8 +61,8 @@ beforeAll(async () => {
     },
     {
       start: {
-        openStore: (config) => {
-          store = new FailingStore(config.path);
+        openStore: (path) => {
+          store = new FailingStore(path);
           return store;
         },
       },

@@ -13,7 +13,11 @@ export interface InspectionPrincipal {
   revoked: AbortSignal;
 }
 
-function digest(token: string): string {
+export function newInspectionToken(): string {
+  return `bit_${randomBytes(32).toString("base64url")}`;
+}
+
+export function digest(token: string): string {
   return createHash("sha256").update(token).digest("base64url");
 }
 
@@ -29,7 +33,8 @@ export interface InspectionGrant {
  * callback may reach any instance.
  */
 export interface InspectionGrants {
-  issue(tenantId: string, sessionId: string): Promise<InspectionGrant>;
+  /** A grant for a call of the turn holding the lease with `leaseToken`, where leases have tokens. */
+  issue(tenantId: string, sessionId: string, leaseToken?: number): Promise<InspectionGrant>;
   /** What a presented token may read, while its call is out. */
   principalFor(token: string): Promise<InspectionPrincipal | undefined>;
   /** Grants in force. */
@@ -44,7 +49,7 @@ export class LocalInspectionGrants implements InspectionGrants {
   readonly #grants = new Map<string, Grant>();
 
   async issue(tenantId: string, sessionId: string): Promise<InspectionGrant> {
-    const token = `bit_${randomBytes(32).toString("base64url")}`;
+    const token = newInspectionToken();
     const key = digest(token);
     const grant: Grant = { tenantId, sessionId, revoked: new AbortController() };
     this.#grants.set(key, grant);

@@ -13,6 +13,8 @@ import {
   HostConfigSchema,
   type Limits,
   type ModelEntry,
+  PostgresStoreSchema,
+  SqliteStoreSchema,
   type ToolBindingConfig,
 } from "./schema.js";
 
@@ -39,11 +41,23 @@ export interface ToolBinding {
   validateOutput: ToolSchemaValidator | undefined;
 }
 
+export type StoreConfig =
+  | { kind: "sqlite"; path: string }
+  | {
+      kind: "postgres";
+      /** The connection URL, which may hold a password. */
+      url: Secret;
+      /** The variable the URL came from, to name in errors. */
+      urlEnv: string;
+      leaseSeconds: number;
+      poolSize: number;
+    };
+
 export interface BrainConfig {
   listen: Listen;
   publicUrl: string | undefined;
   logLevel: string;
-  store: { kind: "sqlite"; path: string };
+  store: StoreConfig;
   tenants: Tenant[];
   models: ReadonlyMap<string, ModelConfig>;
   defaultModel: string;
@@ -220,15 +234,16 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
     });
   });
 
+  const store = storeOf(config.store, options.baseDir, secret, problems);
   const limits: Limits = { ...DEFAULT_LIMITS, ...config.limits };
-  if (problems.length > 0 || !listen) return { ok: false, problems };
+  if (problems.length > 0 || !listen || !store) return { ok: false, problems };
   return {
     ok: true,
     config: {
       listen,
       publicUrl: config.public_url,
       logLevel: config.log_level ?? "info",
-      store: { kind: "sqlite", path: resolve(options.baseDir, config.store?.path ?? "./data/brain.db") },
+      store,
       tenants,
       models,
       defaultModel: models.has("default") ? "default" : (models.keys().next().value ?? "default"),
@@ -236,6 +251,50 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
       limits,
     },
   };
+}
+
+function storeOf(
+  store: HostConfig["store"],
+  baseDir: string,
+  secret: (path: string, name: string) => Secret | undefined,
+  problems: string[],
+): StoreConfig | undefined {
+  if (store?.kind !== "postgres") {
+    return {
+      kind: "sqlite",
+      path: resolve(baseDir, store?.path ?? SqliteStoreSchema.properties.path.default),
+    };
+  }
+  const url = secret("store.url_env", store.url_env);
+  if (!url) return undefined;
+  const problem = postgresUrlProblem(url.reveal());
+  if (problem) {
+    problems.push(`store.url_env: ${store.url_env} ${problem}`);
+    return undefined;
+  }
+  const defaults = PostgresStoreSchema.properties;
+  return {
+    kind: "postgres",
+    url,
+    urlEnv: store.url_env,
+    leaseSeconds: store.lease_seconds ?? defaults.lease_seconds.default,
+    poolSize: store.pool_size ?? defaults.pool_size.default,
+  };
+}
+
+/** Why a connection URL is not one for PostgreSQL; never quotes the URL, which may hold a password. */
+function postgresUrlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "does not hold a URL (expected postgres://user@host:5432/database)";
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    return `holds a ${url.protocol}// URL; expected postgres://user@host:5432/database`;
+  }
+  if (url.hostname === "" && !url.searchParams.has("host")) return "names no host";
+  return undefined;
 }
 
 function compileOrReport(

@@ -163,13 +163,36 @@ export const LimitsSchema = Type.Object(
   strict,
 );
 
-export const StoreSchema = Type.Object(
+export const SqliteStoreSchema = Type.Object(
   {
     kind: Type.Literal("sqlite"),
     path: Type.Optional(Type.String({ minLength: 1, default: "./data/brain.db" })),
   },
   strict,
 );
+
+export const PostgresStoreSchema = Type.Object(
+  {
+    kind: Type.Literal("postgres"),
+    url_env: Type.String({
+      pattern: ENV_NAME_PATTERN,
+      description: "Name of the environment variable holding the postgres:// URL (it may hold a password).",
+    }),
+    lease_seconds: Type.Optional(
+      Type.Number({
+        minimum: 1,
+        maximum: 300,
+        default: 10,
+        description:
+          "How long a turn's owner holds it without renewing: a dead owner's turns are taken over after this.",
+      }),
+    ),
+    pool_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 10 })),
+  },
+  strict,
+);
+
+export const StoreSchema = TaggedUnion("kind", [SqliteStoreSchema, PostgresStoreSchema]);
 
 export const HostConfigSchema = Type.Object(
   {

@@ -63,6 +63,24 @@ export class LocalEventBus implements EventBus {
     return subscription;
   }
 
+  /**
+   * The session's log reaches `lastSeq` (an append elsewhere said so): deliver what this bus has
+   * not had yet, read from the store. Nothing to do for a session nobody here watches.
+   */
+  async appendedUpTo(sessionId: string, lastSeq: number): Promise<void> {
+    const watched = this.#watched.get(sessionId);
+    const delivered = watched?.order.delivered;
+    if (!watched || delivered === undefined || lastSeq <= delivered) return;
+    const events = await this.source.readEvents(sessionId, delivered, lastSeq - delivered);
+    if (this.#watched.get(sessionId) === watched)
+      this.#deliver(sessionId, watched, watched.order.pushStored(events));
+  }
+
+  /** The sessions someone here watches. */
+  watchedSessions(): string[] {
+    return [...this.#watched.keys()];
+  }
+
   listenerCount(sessionId?: string): number {
     if (sessionId !== undefined) return this.#watched.get(sessionId)?.listeners.size ?? 0;
     let total = 0;

@@ -13,11 +13,17 @@ export interface AppendOptions {
   expectStatus?: readonly SessionStatus[];
   /** Set the session's status in the same transaction. */
   setStatus?: SessionStatus;
+  /**
+   * Append only while the turn lease with this token is held (fencing): an owner that lost its
+   * lease, and whose turn another instance took over, cannot write to the turn again. Stores of
+   * one process, where a lease cannot be lost, have nothing to check.
+   */
+  leaseToken?: number;
 }
 
 export type AppendResult =
   | { ok: true; events: StoredEvent[] }
-  | { ok: false; status: SessionStatus | undefined };
+  | { ok: false; status: SessionStatus | undefined; leaseLost?: true };
 
 /**
  * Sessions and their append-only event logs. `seq` is assigned by the store, 1, 2, 3 … per

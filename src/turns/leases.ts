@@ -6,6 +6,11 @@ export interface TurnLease {
   readonly sessionId: string;
   /** Fires when someone asks the turn to stop (the reason is the signal's), or the lease is lost. */
   readonly signal: AbortSignal;
+  /**
+   * Where a lease can be lost (many instances), the fencing token the turn's appends carry: the
+   * store refuses them once another owner has the turn.
+   */
+  readonly token?: number;
   /** The turn has ended and recorded its end: give the session up, and wake whoever waits on it. */
   release(): void;
 }
@@ -30,4 +35,17 @@ export interface TurnLeases {
   held(): number;
   /** Ask every turn this process owns to stop, and wait until each has ended. */
   stopAll(reason: string): Promise<void>;
+}
+
+/** "ended" once `ended` settles, "still_running" if it has not after `waitMs`. */
+export async function waitForEnd(ended: Promise<void>, waitMs: number): Promise<"ended" | "still_running"> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"still_running">((resolve) => {
+    timer = setTimeout(() => resolve("still_running"), waitMs);
+  });
+  try {
+    return await Promise.race([ended.then(() => "ended" as const), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

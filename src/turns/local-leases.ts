@@ -1,4 +1,4 @@
-import type { StopOutcome, TurnLease, TurnLeases } from "./leases.js";
+import { type StopOutcome, type TurnLease, type TurnLeases, waitForEnd } from "./leases.js";
 
 interface Held {
   lease: TurnLease;
@@ -33,13 +33,7 @@ export class LocalTurnLeases implements TurnLeases {
     const held = this.#held.get(sessionId);
     if (!held) return "no_owner";
     held.controller.abort(reason);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<"still_running">((resolve) => {
-      timer = setTimeout(() => resolve("still_running"), waitMs);
-    });
-    const outcome = await Promise.race([held.ended.then(() => "ended" as const), timedOut]);
-    clearTimeout(timer);
-    return outcome;
+    return waitForEnd(held.ended, waitMs);
   }
 
   async ownerless(sessionIds: readonly string[]): Promise<string[]> {

@@ -25,11 +25,14 @@ export interface TurnSupervisorDeps {
   /** A token that reads this session until released, for bindings with inspect_session. */
   inspectionFor: (
     session: SessionRecord,
+    leaseToken: number | undefined,
   ) => Promise<{ token: string; brainUrl: string; release: () => void }>;
   logger: Logger;
   metrics: Metrics;
   /** How long an interrupt or a close waits for the turn's owner to end it. */
   stopWaitMs: number;
+  /** How often to look for turns whose owner is gone, where owners can go while Brain runs. */
+  takeoverEveryMs: number | undefined;
 }
 
 /** Why a turn ended without finishing, for the results of the calls it left out. */
@@ -52,6 +55,7 @@ const PAGE = 1000;
 export class TurnSupervisor {
   readonly #conversations: Conversations;
   #stopping = false;
+  #takeover: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: TurnSupervisorDeps) {
     this.#conversations = new Conversations(deps.store);
@@ -76,7 +80,7 @@ export class TurnSupervisor {
         { type: "message.user", data: { content } },
         { type: "turn.started", data: {} },
       ],
-      { expectStatus: ["idle"], setStatus: "running" },
+      { expectStatus: ["idle"], setStatus: "running", ...fenced(lease) },
     ).catch((error: unknown) => {
       lease.release();
       throw error;
@@ -124,9 +128,33 @@ export class TurnSupervisor {
     return ownerless.length;
   }
 
+  /**
+   * Where an owner can go while Brain runs (another instance killed), look for its turns every
+   * `takeoverEveryMs` and end them.
+   */
+  watchForOwnerlessTurns(): void {
+    const every = this.deps.takeoverEveryMs;
+    if (every === undefined || this.#takeover) return;
+    let looking = false;
+    this.#takeover = setInterval(async () => {
+      if (looking || this.#stopping) return;
+      looking = true;
+      try {
+        const ended = await this.recover();
+        if (ended > 0) this.deps.logger.warn({ sessions: ended }, "took over turns whose owner was gone");
+      } catch (error) {
+        this.deps.logger.warn({ err: error }, "could not look for turns whose owner was gone");
+      } finally {
+        looking = false;
+      }
+    }, every);
+    this.#takeover.unref();
+  }
+
   /** Interrupt every turn this process runs and wait for each to record its end. */
   async shutdown(): Promise<void> {
     this.#stopping = true;
+    clearInterval(this.#takeover);
     await this.deps.leases.stopAll("shutdown");
   }
 
@@ -139,7 +167,7 @@ export class TurnSupervisor {
     const lease = await this.deps.leases.acquire(sessionId);
     if (!lease) return;
     try {
-      const unanswered = await this.#endStrandedTurn(sessionId, OWNER_GONE);
+      const unanswered = await this.#endStrandedTurn(sessionId, lease, OWNER_GONE);
       this.deps.logger.warn({ session_id: sessionId, unanswered }, "ended a turn whose owner was gone");
     } finally {
       lease.release();
@@ -150,7 +178,7 @@ export class TurnSupervisor {
    * Give every unanswered tool call of a turn that can no longer finish a result, mark the turn
    * failed and the session idle. Returns how many calls were unanswered.
    */
-  async #endStrandedTurn(sessionId: string, why: Stranding): Promise<number> {
+  async #endStrandedTurn(sessionId: string, lease: TurnLease, why: Stranding): Promise<number> {
     const events = await this.#readAll(sessionId);
     const failure = new ToolFailure("brain_restarted", why.call).toResult();
     const results: NewEvent[] = unansweredCalls(events).map((call) => ({
@@ -160,13 +188,14 @@ export class TurnSupervisor {
     await this.#append(sessionId, [...results, { type: "turn.failed", data: { error: why.turn } }], {
       expectStatus: ["running"],
       setStatus: "idle",
+      ...fenced(lease),
     });
     return results.length;
   }
 
   #run(session: SessionRecord, lease: TurnLease, startedAt: number, trace: TraceContext | undefined): void {
     this.#runTurn(session, lease, startedAt, trace)
-      .catch((error) => this.#endCrashedTurn(session.id, error))
+      .catch((error) => this.#endCrashedTurn(session.id, lease, error))
       .finally(() => lease.release());
   }
 
@@ -175,11 +204,11 @@ export class TurnSupervisor {
    * session takes messages again at once instead of after the next start. If the store still
    * refuses, the turn is left without an owner, and the next stop or start ends it.
    */
-  async #endCrashedTurn(sessionId: string, error: unknown): Promise<void> {
+  async #endCrashedTurn(sessionId: string, lease: TurnLease, error: unknown): Promise<void> {
     const { logger } = this.deps;
     logger.error({ session_id: sessionId, err: error }, "turn crashed");
     try {
-      const unanswered = await this.#endStrandedTurn(sessionId, {
+      const unanswered = await this.#endStrandedTurn(sessionId, lease, {
         call: "Brain's turn stopped on an internal error while the call was out",
         turn: {
           code: "internal_error",
@@ -206,7 +235,10 @@ export class TurnSupervisor {
     // live events take their place after the last event this turn stored
     let lastSeq = startedAt;
     const append = async (events: readonly NewEvent[], setStatus?: SessionStatus) => {
-      const stored = await this.#append(session.id, events, setStatus ? { setStatus } : {});
+      const stored = await this.#append(session.id, events, {
+        ...fenced(lease),
+        ...(setStatus && { setStatus }),
+      });
       if (stored instanceof SessionError)
         throw new Error(`append to ${session.id} refused: ${stored.message}`);
       lastSeq = Math.max(lastSeq, stored.at(-1)?.seq ?? 0);
@@ -243,7 +275,7 @@ export class TurnSupervisor {
         tools,
         append,
         publishLive: (type, data) => this.deps.log.publishLive(session.id, lastSeq, type, data),
-        inspectionFor: () => this.deps.inspectionFor(session),
+        inspectionFor: () => this.deps.inspectionFor(session, lease.token),
         logger: this.deps.logger,
         metrics: this.deps.metrics,
       },
@@ -270,6 +302,11 @@ export class TurnSupervisor {
     if (result.status === undefined) return sessionNotFound(sessionId);
     return result.status === "closed" ? sessionClosed() : busy();
   }
+}
+
+/** Appends of a turn carry its lease's token, where leases can be lost. */
+function fenced(lease: TurnLease): { leaseToken?: number } {
+  return lease.token === undefined ? {} : { leaseToken: lease.token };
 }
 
 function busy(): SessionError {

@@ -1,0 +1,91 @@
+import { type InspectionGrants, LocalInspectionGrants } from "../api/inspection.js";
+import type { StoreConfig } from "../config/load.js";
+import type { EventBus } from "../events/bus.js";
+import { LocalEventBus } from "../events/local-bus.js";
+import { newId } from "../ids.js";
+import type { Logger } from "../telemetry/logger.js";
+import type { TurnLeases } from "../turns/leases.js";
+import { LocalTurnLeases } from "../turns/local-leases.js";
+import { PostgresEventBus } from "./postgres/bus.js";
+import { PostgresInspectionGrants } from "./postgres/inspection.js";
+import { PostgresTurnLeases } from "./postgres/leases.js";
+import { PostgresNotifications } from "./postgres/notifications.js";
+import { openPostgresPool } from "./postgres/open.js";
+import { PostgresStore } from "./postgres/store.js";
+import { SqliteStore } from "./sqlite.js";
+import type { Store } from "./store.js";
+
+/**
+ * The parts that differ between one Brain process and many, opened together on one store: the
+ * store, the event bus, turn leases and inspection grants. Embedded (SQLite, one process) or
+ * PostgreSQL (any number of instances).
+ */
+export interface Backend {
+  store: Store;
+  bus: EventBus;
+  leases: TurnLeases;
+  inspection: InspectionGrants;
+  /**
+   * How often to look for turns whose owner is gone while Brain runs; undefined where only a
+   * previous run of this very process can have left one (found at start).
+   */
+  takeoverEveryMs: number | undefined;
+  /** What the start's log line says of where the data is: never a secret. */
+  location: Record<string, unknown>;
+  /** After every turn has ended: closes them all. */
+  close(): Promise<void>;
+}
+
+export interface BackendOptions {
+  logger: Logger;
+  /** Opens the embedded store instead of SqliteStore (embedders, fault tests). */
+  openStore?: (path: string) => Store;
+}
+
+export async function openBackend(config: StoreConfig, options: BackendOptions): Promise<Backend> {
+  if (config.kind === "sqlite") {
+    const store = options.openStore?.(config.path) ?? new SqliteStore(config.path);
+    const bus = new LocalEventBus(store);
+    return {
+      store,
+      bus,
+      leases: new LocalTurnLeases(),
+      inspection: new LocalInspectionGrants(),
+      takeoverEveryMs: undefined,
+      location: { store: "sqlite", path: config.path },
+      close: async () => {
+        await bus.close();
+        await store.close();
+      },
+    };
+  }
+  const { logger } = options;
+  const url = config.url.reveal();
+  const pool = await openPostgresPool({ url, poolSize: config.poolSize, urlEnv: config.urlEnv });
+  const notifications = new PostgresNotifications(url, logger);
+  const instanceId = newId("brn");
+  const store = new PostgresStore(pool);
+  const bus = new PostgresEventBus(store, pool, notifications, instanceId, logger);
+  const leases = new PostgresTurnLeases(pool, notifications, instanceId, config.leaseSeconds, logger);
+  const inspection = new PostgresInspectionGrants(pool, notifications, logger);
+  try {
+    await notifications.start();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return {
+    store,
+    bus,
+    leases,
+    inspection,
+    // a dead owner's turn is taken over within lease_seconds and one renewal
+    takeoverEveryMs: (config.leaseSeconds * 1000) / 3,
+    location: { store: "postgres", url_env: config.urlEnv, instance: instanceId },
+    close: async () => {
+      await bus.close();
+      await notifications.close();
+      await store.close();
+    },
+  };
+}

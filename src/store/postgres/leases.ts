@@ -1,0 +1,167 @@
+import type pg from "pg";
+import type { Logger } from "../../telemetry/logger.js";
+import { type StopOutcome, type TurnLease, type TurnLeases, waitForEnd } from "../../turns/leases.js";
+import type { PostgresNotifications } from "./notifications.js";
+
+interface Held {
+  lease: TurnLease & { token: number };
+  controller: AbortController;
+  ended: Promise<void>;
+  /** When the lease runs out unless renewed, by this instance's clock. */
+  expiresAt: number;
+}
+
+/** How often a stop asked of another instance looks whether the turn has ended. */
+const STOP_POLL_MS = 50;
+
+/**
+ * Turn leases in PostgreSQL. A lease is a row naming its owner instance, a token that grows with
+ * every new owner (appends under the lease carry it: fencing), and when it runs out; the owner
+ * renews its leases every third of `leaseSeconds`. A stop asked on any instance reaches the owner
+ * by NOTIFY; a lease that ran out belongs to nobody, and its turn is taken over by whoever finds it.
+ */
+export class PostgresTurnLeases implements TurnLeases {
+  readonly #held = new Map<string, Held>();
+  readonly #renewal: NodeJS.Timeout;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    notifications: PostgresNotifications,
+    private readonly instanceId: string,
+    private readonly leaseSeconds: number,
+    private readonly logger: Logger,
+  ) {
+    notifications.on("brain_stop", (payload) => this.#stopAsked(payload));
+    this.#renewal = setInterval(() => this.#renew(), (leaseSeconds * 1000) / 3);
+    this.#renewal.unref();
+  }
+
+  async acquire(sessionId: string): Promise<TurnLease | undefined> {
+    if (this.#held.has(sessionId)) return undefined;
+    const asked = Date.now();
+    const { rows } = await this.pool.query<{ token: number }>(
+      `INSERT INTO brain_turn_leases (session_id, owner, token, expires_at)
+       VALUES ($1, $2, nextval('brain_lease_tokens'), clock_timestamp() + $3 * interval '1 second')
+       ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+       WHERE brain_turn_leases.expires_at < clock_timestamp()
+       RETURNING token`,
+      [sessionId, this.instanceId, this.leaseSeconds],
+    );
+    const token = rows[0]?.token;
+    if (token === undefined || this.#held.has(sessionId)) return undefined;
+    const controller = new AbortController();
+    let markEnded = () => {};
+    const ended = new Promise<void>((resolve) => {
+      markEnded = resolve;
+    });
+    const lease = {
+      sessionId,
+      token,
+      signal: controller.signal,
+      release: () => {
+        if (this.#held.get(sessionId)?.lease !== lease) return;
+        this.#held.delete(sessionId);
+        markEnded();
+        this.pool
+          .query("DELETE FROM brain_turn_leases WHERE session_id = $1 AND token = $2", [sessionId, token])
+          .catch((error: unknown) =>
+            // it runs out by itself: nobody can take the turn over before then
+            this.logger.warn({ session_id: sessionId, err: error }, "could not release a turn lease"),
+          );
+      },
+    };
+    this.#held.set(sessionId, { lease, controller, ended, expiresAt: asked + this.leaseSeconds * 1000 });
+    return lease;
+  }
+
+  async stop(sessionId: string, reason: string, waitMs: number): Promise<StopOutcome> {
+    const deadline = Date.now() + waitMs;
+    const held = this.#held.get(sessionId);
+    if (held) {
+      held.controller.abort(reason);
+      return waitForEnd(held.ended, waitMs);
+    }
+    const owner = await this.#liveToken(sessionId);
+    if (owner === undefined) return "no_owner";
+    await this.pool.query("SELECT pg_notify('brain_stop', $1)", [JSON.stringify([sessionId, reason])]);
+    while (Date.now() < deadline) {
+      await sleep(STOP_POLL_MS);
+      if ((await this.#liveToken(sessionId)) !== owner) return "ended";
+    }
+    return "still_running";
+  }
+
+  async ownerless(sessionIds: readonly string[]): Promise<string[]> {
+    if (sessionIds.length === 0) return [];
+    const { rows } = await this.pool.query<{ session_id: string }>(
+      "SELECT session_id FROM brain_turn_leases WHERE session_id = ANY ($1) AND expires_at > clock_timestamp()",
+      [sessionIds],
+    );
+    const owned = new Set(rows.map((row) => row.session_id));
+    return sessionIds.filter((id) => !owned.has(id));
+  }
+
+  held(): number {
+    return this.#held.size;
+  }
+
+  async stopAll(reason: string): Promise<void> {
+    clearInterval(this.#renewal);
+    const all = [...this.#held.values()];
+    for (const held of all) held.controller.abort(reason);
+    await Promise.all(all.map((held) => held.ended));
+  }
+
+  /** The token of the session's lease while someone holds it, else undefined. */
+  async #liveToken(sessionId: string): Promise<number | undefined> {
+    const { rows } = await this.pool.query<{ token: number }>(
+      "SELECT token FROM brain_turn_leases WHERE session_id = $1 AND expires_at > clock_timestamp()",
+      [sessionId],
+    );
+    return rows[0]?.token;
+  }
+
+  #stopAsked(payload: string): void {
+    let asked: unknown;
+    try {
+      asked = JSON.parse(payload);
+    } catch {
+      return;
+    }
+    if (!Array.isArray(asked) || typeof asked[0] !== "string") return;
+    this.#held.get(asked[0])?.controller.abort(String(asked[1] ?? "interrupted"));
+  }
+
+  async #renew(): Promise<void> {
+    if (this.#held.size === 0) return;
+    const asked = Date.now();
+    try {
+      const { rows } = await this.pool.query<{ session_id: string; token: number }>(
+        `UPDATE brain_turn_leases SET expires_at = clock_timestamp() + $2 * interval '1 second'
+         WHERE owner = $1 AND expires_at > clock_timestamp() RETURNING session_id, token`,
+        [this.instanceId, this.leaseSeconds],
+      );
+      const renewed = new Map(rows.map((row) => [row.session_id, row.token]));
+      for (const [sessionId, held] of this.#held) {
+        if (renewed.get(sessionId) === held.lease.token) held.expiresAt = asked + this.leaseSeconds * 1000;
+        else this.#lost(held, "another instance took the turn over");
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, "could not renew turn leases");
+      // past its time a lease may be another's already: its turn stops writing
+      for (const held of this.#held.values()) {
+        if (Date.now() >= held.expiresAt) this.#lost(held, "the lease ran out while PostgreSQL was away");
+      }
+    }
+  }
+
+  #lost(held: Held, why: string): void {
+    if (held.controller.signal.aborted) return;
+    this.logger.warn({ session_id: held.lease.sessionId }, `lost a turn lease: ${why}`);
+    held.controller.abort("lease_lost");
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,120 @@
+import type { PoolClient } from "pg";
+
+/**
+ * The schema, one step per version, each applied once and in order. Every table is named brain_*,
+ * so Brain can share a database. Events keep their data as the JSON text Brain wrote: it is never
+ * queried inside, and text is what both ends have.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE brain_sessions (
+    id text PRIMARY KEY,
+    tenant_id text NOT NULL,
+    status text NOT NULL,
+    config text NOT NULL,
+    created_at text NOT NULL,
+    last_seq bigint NOT NULL
+  );
+  CREATE INDEX brain_sessions_by_tenant ON brain_sessions (tenant_id, id);
+  CREATE INDEX brain_sessions_running ON brain_sessions (status) WHERE status = 'running';
+
+  CREATE TABLE brain_events (
+    session_id text NOT NULL,
+    seq bigint NOT NULL,
+    type text NOT NULL,
+    at text NOT NULL,
+    data text NOT NULL,
+    PRIMARY KEY (session_id, seq)
+  );
+
+  -- One turn owner per session. token grows with every new owner: an append names the token of
+  -- the lease it was made under (fencing), so an owner that lost its lease cannot write again.
+  CREATE TABLE brain_turn_leases (
+    session_id text PRIMARY KEY,
+    owner text NOT NULL,
+    token bigint NOT NULL,
+    expires_at timestamptz NOT NULL
+  );
+  CREATE SEQUENCE brain_lease_tokens;
+
+  -- Inspection grants by digest of the token: a tool service's callback may reach any instance.
+  -- A grant holds only while the lease of the turn that made it does, so a dead owner's die with it.
+  CREATE TABLE brain_inspection_grants (
+    digest text PRIMARY KEY,
+    tenant_id text NOT NULL,
+    session_id text NOT NULL,
+    lease_token bigint NOT NULL
+  );
+
+  -- Live-only events too large for a notification's payload, read once by every instance.
+  CREATE UNLOGGED TABLE brain_live_events (
+    id bigserial PRIMARY KEY,
+    payload text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+  );
+
+  -- An append in one round trip: the session row is locked, the status checked, the events
+  -- numbered after last_seq, the status set, and the instances told what was appended.
+  CREATE FUNCTION brain_append(
+    p_session text, p_types text[], p_data text[], p_at text,
+    p_expect text[], p_set text, p_lease bigint
+  ) RETURNS TABLE (ok boolean, status text, first_seq bigint, refusal text)
+  LANGUAGE plpgsql AS $$
+  DECLARE
+    s_status text;
+    s_last bigint;
+    n int := cardinality(p_types);
+  BEGIN
+    SELECT s.status, s.last_seq INTO s_status, s_last FROM brain_sessions s WHERE s.id = p_session FOR UPDATE;
+    IF NOT FOUND THEN
+      RETURN QUERY SELECT false, NULL::text, 0::bigint, 'not_found'::text;
+      RETURN;
+    END IF;
+    IF p_lease IS NOT NULL AND NOT EXISTS (
+      SELECT 1 FROM brain_turn_leases l
+      WHERE l.session_id = p_session AND l.token = p_lease AND l.expires_at > clock_timestamp()
+    ) THEN
+      RETURN QUERY SELECT false, s_status, 0::bigint, 'lease_lost'::text;
+      RETURN;
+    END IF;
+    IF p_expect IS NOT NULL AND NOT (s_status = ANY (p_expect)) THEN
+      RETURN QUERY SELECT false, s_status, 0::bigint, 'status'::text;
+      RETURN;
+    END IF;
+    INSERT INTO brain_events (session_id, seq, type, at, data)
+      SELECT p_session, s_last + i, p_types[i], p_at, p_data[i] FROM generate_subscripts(p_types, 1) AS i;
+    UPDATE brain_sessions SET last_seq = s_last + n, status = COALESCE(p_set, s_status) WHERE id = p_session;
+    PERFORM pg_notify('brain_events', p_session || ' ' || (s_last + n));
+    RETURN QUERY SELECT true, COALESCE(p_set, s_status), s_last + 1, NULL::text;
+  END $$;
+  `,
+];
+
+/** An arbitrary fixed key: instances that start at once migrate one after the other. */
+const MIGRATION_LOCK = 7_264_513_001;
+
+/** Bring the database's schema up to this Brain's, in one transaction per start. */
+export async function migrate(client: PoolClient): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await client.query("CREATE TABLE IF NOT EXISTS brain_schema (version int NOT NULL)");
+    const found = await client.query<{ version: number }>("SELECT version FROM brain_schema");
+    const version = found.rows[0]?.version ?? 0;
+    if (version > MIGRATIONS.length) {
+      throw new Error(
+        `the database was migrated by a newer Brain (schema ${version}); this one knows schema ${MIGRATIONS.length}`,
+      );
+    }
+    for (const step of MIGRATIONS.slice(version)) await client.query(step);
+    if (found.rows.length === 0)
+      await client.query("INSERT INTO brain_schema VALUES ($1)", [MIGRATIONS.length]);
+    else await client.query("UPDATE brain_schema SET version = $1", [MIGRATIONS.length]);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}
+
+export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,87 @@
+import pg from "pg";
+import type { Logger } from "../../telemetry/logger.js";
+
+export type NotificationHandler = (payload: string) => void;
+
+const RECONNECT_FIRST_MS = 100;
+const RECONNECT_MAX_MS = 5000;
+
+/**
+ * One connection that LISTENs for the whole instance: the bus, the leases and the inspection
+ * grants each take their channels. A lost connection is made again with backoff, and whoever
+ * asked is told, since notifications sent meanwhile are gone: they read what they missed.
+ */
+export class PostgresNotifications {
+  readonly #handlers = new Map<string, NotificationHandler>();
+  readonly #reconnected: (() => void)[] = [];
+  #client: pg.Client | undefined;
+  #closed = false;
+  #retryMs = RECONNECT_FIRST_MS;
+  #retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Take a channel; call before `start`. */
+  on(channel: string, handler: NotificationHandler): void {
+    this.#handlers.set(channel, handler);
+  }
+
+  /** Called after the connection was lost and made again. */
+  onReconnect(handler: () => void): void {
+    this.#reconnected.push(handler);
+  }
+
+  async start(): Promise<void> {
+    this.#client = await this.#connect();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
+    await this.#client?.end().catch(() => undefined);
+  }
+
+  async #connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000 });
+    client.on("notification", (message) => {
+      const handler = this.#handlers.get(message.channel);
+      if (handler && message.payload !== undefined) handler(message.payload);
+    });
+    client.on("error", () => this.#lost(client));
+    client.on("end", () => this.#lost(client));
+    await client.connect();
+    for (const channel of this.#handlers.keys()) await client.query(`LISTEN ${channel}`);
+    return client;
+  }
+
+  #lost(client: pg.Client): void {
+    if (this.#closed || this.#client !== client) return;
+    this.#client = undefined;
+    client.end().catch(() => undefined);
+    this.logger.warn("lost the PostgreSQL notification connection; connecting again");
+    this.#retry();
+  }
+
+  #retry(): void {
+    this.#retryTimer = setTimeout(async () => {
+      try {
+        const client = await this.#connect();
+        if (this.#closed) {
+          await client.end();
+          return;
+        }
+        this.#client = client;
+        this.#retryMs = RECONNECT_FIRST_MS;
+        this.logger.info("PostgreSQL notification connection back");
+        for (const handler of this.#reconnected) handler();
+      } catch {
+        this.#retryMs = Math.min(this.#retryMs * 2, RECONNECT_MAX_MS);
+        if (!this.#closed) this.#retry();
+      }
+    }, this.#retryMs);
+    this.#retryTimer.unref();
+  }
+}

@@ -1,0 +1,48 @@
+import pg from "pg";
+import { migrate } from "./migrations.js";
+import { pgTypes } from "./store.js";
+
+export interface PostgresConnection {
+  url: string;
+  poolSize: number;
+  /** The variable the URL came from: errors name it, never the URL (it may hold a password). */
+  urlEnv: string;
+}
+
+export class PostgresUnavailableError extends Error {
+  constructor(urlEnv: string, cause: unknown) {
+    const code = (cause as { code?: string }).code;
+    super(
+      `cannot reach the PostgreSQL server in ${urlEnv}: ${code ?? (cause as Error).message ?? String(cause)}`,
+    );
+    this.name = "PostgresUnavailableError";
+  }
+}
+
+/** A pool on the database, its schema migrated to this Brain's; fails naming the variable. */
+export async function openPostgresPool(connection: PostgresConnection): Promise<pg.Pool> {
+  const pool = new pg.Pool({
+    connectionString: connection.url,
+    max: connection.poolSize,
+    types: pgTypes,
+    connectionTimeoutMillis: 5000,
+  });
+  // an idle client whose server went away emits here: without a listener it would end Brain
+  pool.on("error", () => undefined);
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new PostgresUnavailableError(connection.urlEnv, error);
+  }
+  try {
+    await migrate(client);
+  } catch (error) {
+    client.release();
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  client.release();
+  return pool;
+}

@@ -1,0 +1,185 @@
+import pg from "pg";
+import type { NewEvent, StoredEvent, StoredEventType } from "../../sessions/events.js";
+import type { SessionRecord, SessionStatus } from "../../sessions/session-config.js";
+import type { AppendOptions, AppendResult, NewSession, Store } from "../store.js";
+
+interface SessionRow {
+  id: string;
+  tenant_id: string;
+  status: SessionStatus;
+  config: string;
+  created_at: string;
+}
+
+interface EventRow {
+  seq: number;
+  type: StoredEventType;
+  at: string;
+  data: string;
+}
+
+const SESSION_COLUMNS = "id, tenant_id, status, config, created_at";
+
+function toSession(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    status: row.status,
+    config: JSON.parse(row.config),
+    created_at: row.created_at,
+  };
+}
+
+function toEvent(row: EventRow): StoredEvent {
+  return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) };
+}
+
+/** bigint columns as numbers: seqs and lease tokens stay far below 2^53. */
+export const pgTypes = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === pg.types.builtins.INT8
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * Sessions and events in PostgreSQL, shared by any number of Brain instances. `seq` is assigned in
+ * the append's own transaction under a lock on the session's row, so appends from many instances
+ * never collide or leave a gap; every append tells the instances (NOTIFY) what it appended.
+ */
+export class PostgresStore implements Store {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async createSession(
+    session: NewSession,
+    first: NewEvent,
+  ): Promise<{ session: SessionRecord; event: StoredEvent }> {
+    const at = new Date().toISOString();
+    await this.pool.query(
+      `WITH created AS (
+         INSERT INTO brain_sessions (${SESSION_COLUMNS}, last_seq) VALUES ($1, $2, 'idle', $3, $4, 1) RETURNING id
+       )
+       INSERT INTO brain_events (session_id, seq, type, at, data) SELECT id, 1, $5, $6, $7 FROM created`,
+      [
+        session.id,
+        session.tenant_id,
+        JSON.stringify(session.config),
+        session.created_at,
+        first.type,
+        at,
+        JSON.stringify(first.data),
+      ],
+    );
+    return {
+      session: { ...session, status: "idle" },
+      event: { seq: 1, type: first.type, at, data: first.data as Record<string, unknown> },
+    };
+  }
+
+  async getSession(id: string): Promise<SessionRecord | undefined> {
+    const { rows } = await this.pool.query<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE id = $1`,
+      [id],
+    );
+    return rows[0] && toSession(rows[0]);
+  }
+
+  async listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]> {
+    const { rows } =
+      before === undefined
+        ? await this.pool.query<SessionRow>(
+            `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE tenant_id = $1 ORDER BY id DESC LIMIT $2`,
+            [tenantId, limit],
+          )
+        : await this.pool.query<SessionRow>(
+            `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE tenant_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
+            [tenantId, before, limit],
+          );
+    return rows.map(toSession);
+  }
+
+  async append(
+    sessionId: string,
+    events: readonly NewEvent[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
+    const at = new Date().toISOString();
+    const { rows } = await this.pool.query<{
+      ok: boolean;
+      status: SessionStatus | null;
+      first_seq: number;
+      refusal: string | null;
+    }>("SELECT ok, status, first_seq, refusal FROM brain_append($1, $2, $3, $4, $5, $6, $7)", [
+      sessionId,
+      events.map((event) => event.type),
+      events.map((event) => JSON.stringify(event.data)),
+      at,
+      options.expectStatus ?? null,
+      options.setStatus ?? null,
+      options.leaseToken ?? null,
+    ]);
+    const row = rows[0];
+    if (!row?.ok) {
+      return {
+        ok: false,
+        status: row?.status ?? undefined,
+        ...(row?.refusal === "lease_lost" && { leaseLost: true }),
+      };
+    }
+    return {
+      ok: true,
+      events: events.map((event, i) => ({
+        seq: row.first_seq + i,
+        type: event.type,
+        at,
+        data: event.data as Record<string, unknown>,
+      })),
+    };
+  }
+
+  async lastSeq(sessionId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ last_seq: number }>(
+      "SELECT last_seq FROM brain_sessions WHERE id = $1",
+      [sessionId],
+    );
+    return rows[0]?.last_seq ?? 0;
+  }
+
+  async readEvents(
+    sessionId: string,
+    afterSeq: number,
+    limit: number,
+    maxBytes?: number,
+  ): Promise<StoredEvent[]> {
+    if (maxBytes === undefined) {
+      const { rows } = await this.pool.query<EventRow>(
+        "SELECT seq, type, at, data FROM brain_events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        [sessionId, afterSeq, limit],
+      );
+      return rows.map(toEvent);
+    }
+    // the bound is applied by the server: a page never carries more than it takes to reach it
+    const { rows } = await this.pool.query<EventRow>(
+      `SELECT seq, type, at, data FROM (
+         SELECT seq, type, at, data, sum(length(data)) OVER (ORDER BY seq) - length(data) AS before
+         FROM (SELECT seq, type, at, data FROM brain_events
+               WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3) page
+       ) counted WHERE before < $4 ORDER BY seq`,
+      [sessionId, afterSeq, limit, maxBytes],
+    );
+    return rows.map(toEvent);
+  }
+
+  async sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]> {
+    const { rows } = await this.pool.query<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE status = $1`,
+      [status],
+    );
+    return rows.map(toSession);
+  }
+
+  /** Ends the pool, which the bus and the leases of the same backend share: they close first. */
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
