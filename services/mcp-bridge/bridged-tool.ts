@@ -101,7 +101,11 @@ async function forward(mcpName: string, args: Record<string, unknown>, ctx: Tool
       );
     }
     if (error instanceof McpError) {
-      return errorResult(`The MCP server "${server}" answered ${mcpName} with an error: ${error.message}`);
+      // the SDK puts "MCP error CODE: " before the server's own message
+      const message = error.message.replace(/^MCP error -?\d+: /, "");
+      return errorResult(
+        `The MCP server "${server}" answered ${mcpName} with the JSON-RPC error ${error.code}: ${message}`,
+      );
     }
     return errorResult(`Calling ${mcpName} on the MCP server "${server}" failed: ${describe(error)}`);
   }

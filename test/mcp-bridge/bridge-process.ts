@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { request } from "undici";
 import type { ToolManifest } from "../../kit/index.js";
 import { hostConfigFor } from "../../src/cli/tools-config-command.js";
+import type { BrainClient, SessionEvent } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { ROOT } from "../helpers/cli.js";
 import { closedPort } from "../helpers/ports.js";
@@ -14,6 +15,9 @@ import { type StartedProcess, startProcess, toolServiceUrlFromLog } from "../hel
 export const EVERYTHING = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 export const FILESYSTEM = join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 export const STDIN_TAP = join(ROOT, "test/mcp-bridge/stdin-tap.mjs");
+
+/** `${NAME}`: how a bridge config names one of the bridge's environment variables. */
+export const fromEnv = (name: string) => `\${${name}}`;
 
 export interface Bridge {
   url: string;
@@ -128,4 +132,34 @@ export async function startEverythingOverHttp(): Promise<{
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return { url: `http://127.0.0.1:${port}/mcp`, stop: () => started.stop() };
+}
+
+/** A session of the scripted model that calls `tool` once with `args`, then says the result. */
+export function sessionCalling(client: BrainClient, tool: string, args: Record<string, unknown>) {
+  return client.createSession({
+    tools: [tool],
+    script: [{ tool_calls: [{ name: tool, arguments: args }] }, { text: "{{result}}" }],
+  });
+}
+
+const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
+
+/** Send a message and collect the turn's events, live ones too; `atProgress(n)` runs on the n-th tool.progress. */
+export async function turnActing(
+  client: BrainClient,
+  sessionId: string,
+  atProgress: (count: number) => unknown,
+): Promise<SessionEvent[]> {
+  const events: SessionEvent[] = [];
+  const stream = client.streamEvents(sessionId, { signal: AbortSignal.timeout(15_000) });
+  const first = stream.next();
+  await client.sendMessage(sessionId, "go");
+  let progress = 0;
+  for (let next = await first; !next.done; next = await stream.next()) {
+    events.push(next.value);
+    if (next.value.type === "tool.progress") await atProgress(++progress);
+    if (TURN_ENDS.has(next.value.type)) break;
+  }
+  await stream.return(undefined);
+  return events;
 }

@@ -1,17 +1,19 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { SessionEvent } from "../../src/client/client.js";
 import type { TestBrain } from "../helpers/brain.js";
 import { runTurn } from "../helpers/turns.js";
 import {
   type Bridge,
   EVERYTHING,
   FILESYSTEM,
+  fromEnv,
   STDIN_TAP,
+  sessionCalling,
   startBrainFor,
   startBridge,
   startEverythingOverHttp,
+  turnActing,
 } from "./bridge-process.js";
 
 let web: Awaited<ReturnType<typeof startEverythingOverHttp>>;
@@ -30,8 +32,7 @@ beforeAll(async () => {
         args: [STDIN_TAP, "stdin.log", process.execPath, EVERYTHING, "stdio"],
       },
       files: { command: process.execPath, args: [FILESYSTEM, "allowed"] },
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: ${NAME} is the config's own syntax, not JavaScript's
-      web: { url: web.url, headers: { Authorization: "Bearer ${WEB_TOKEN}" } },
+      web: { url: web.url, headers: { Authorization: `Bearer ${fromEnv("WEB_TOKEN")}` } },
     },
     {
       env: { WEB_TOKEN },
@@ -54,10 +55,7 @@ afterAll(async () => {
 /** One turn of a session that calls `tool` once with `args`; its tool.result's data. */
 async function callThroughBrain(tool: string, args: Record<string, unknown>) {
   const client = brain.client();
-  const session = await client.createSession({
-    tools: [tool],
-    script: [{ tool_calls: [{ name: tool, arguments: args }] }, { text: "{{result}}" }],
-  });
+  const session = await sessionCalling(client, tool, args);
   const events = await runTurn(client, session.id, "go");
   expect(events.at(-1)?.type).toBe("turn.completed");
   return events.find((event) => event.type === "tool.result")?.data;
@@ -74,32 +72,11 @@ it("echoes through a stdio server and a Streamable HTTP one", async () => {
 
 it("forwards progress live, and an interrupt reaches the server as notifications/cancelled", async () => {
   const client = brain.client();
-  const session = await client.createSession({
-    tools: ["everything_trigger-long-running-operation"],
-    script: [
-      {
-        tool_calls: [
-          { name: "everything_trigger-long-running-operation", arguments: { duration: 30, steps: 60 } },
-        ],
-      },
-      { text: "done" },
-    ],
+  const session = await sessionCalling(client, "everything_trigger-long-running-operation", {
+    duration: 30,
+    steps: 60,
   });
-  const events: SessionEvent[] = [];
-  const stream = client.streamEvents(session.id, { signal: AbortSignal.timeout(15_000) });
-  const first = stream.next();
-  await client.sendMessage(session.id, "go");
-  for (let next = await first; !next.done; next = await stream.next()) {
-    events.push(next.value);
-    if (
-      next.value.type === "tool.progress" &&
-      events.filter((e) => e.type === "tool.progress").length === 2
-    ) {
-      await client.interrupt(session.id);
-    }
-    if (next.value.type === "turn.interrupted") break;
-  }
-  await stream.return(undefined);
+  const events = await turnActing(client, session.id, (count) => count === 2 && client.interrupt(session.id));
   const progress = events.filter((event) => event.type === "tool.progress").map((event) => event.data.data);
   expect(progress).toEqual([
     { progress: 1, total: 60 },
