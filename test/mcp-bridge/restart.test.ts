@@ -83,7 +83,8 @@ it("gives each session a server of its own, and stops it once idle", async () =>
   brain = await startBrainFor(bridge);
   expect(await echo(brain, "one")).toMatchObject({ is_error: false });
   expect(await echo(brain, "two")).toMatchObject({ is_error: false });
-  // the one that lists the tools, and one for each session
+  // the one that lists the tools, and one for each session; the log reaches this process through a pipe
+  await expect.poll(() => pids(bridge as Bridge).length).toBe(3);
   const [lister, ...sessions] = pids(bridge);
   expect(new Set(sessions).size).toBe(2);
   expect(sessions).not.toContain(lister);
