@@ -87,7 +87,14 @@ export class McpConnection {
 
   /** Start the server and list its tools; throws, saying why, when it does not start in time. */
   async start(): Promise<void> {
-    await this.#connect();
+    // busy while it starts: an idle sweep must not stop a server before its first call
+    this.#inFlight++;
+    try {
+      await this.#connect();
+    } finally {
+      this.#inFlight--;
+      this.#lastUsed = Date.now();
+    }
   }
 
   async call(name: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
