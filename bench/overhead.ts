@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { Agent, Pool } from "undici";
+import { Agent } from "undici";
 import type { ScriptedStep } from "../src/config/schema.js";
 import { createSession, sendMessage } from "./api.js";
 import { type BenchBrain, ECHO_STEP, startBrainProcess } from "./brain-process.js";
 import { watchEvents } from "./event-stream.js";
+import { mcpClient } from "./mcp-peer.js";
 import { startEchoService, startNode } from "./processes.js";
+import { rawClient } from "./raw-post.js";
 import { type Benchmark, type Figure, versus } from "./section.js";
-import { nowMs, summarize } from "./stats.js";
+import { summarize, timeEach } from "./stats.js";
 
 /** Enough for V8 to finish optimizing Brain's hot path: with 200, p50 came out 0.1 ms higher. */
 const WARMUP_CALLS = 2000;
@@ -41,7 +41,7 @@ export const run: Benchmark = async (context) => {
     toolsKey: token,
     script: [...echoTurn(WARMUP_CALLS), ...Array.from({ length: ROUNDS }, () => echoTurn(perRound)).flat()],
   });
-  const raw = rawClient(echo.ready, token);
+  const raw = rawClient(echo.ready, "/tools/echo", token);
   const mcp = mcpClient(mcpServer.ready);
   const brainCalls = await brainClient(brain);
   try {
@@ -99,59 +99,6 @@ function overheadFigures(
     },
     versus("tool call p99 vs MCP SDK", brain.p99, "MCP callTool", mcp.p99),
   ];
-}
-
-/** Run `call` `count` times in sequence; the latency of each, in ms. */
-async function timeEach(count: number, call: () => Promise<unknown>): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = nowMs();
-    await call();
-    samples.push(nowMs() - start);
-  }
-  return samples;
-}
-
-/** The raw limit: the POST Brain sends, sent by undici's Pool with nothing around it. */
-function rawClient(echoUrl: string, token: string) {
-  const pool = new Pool(echoUrl, { connections: 1 });
-  const body = JSON.stringify({
-    tenant_id: "bench",
-    session_id: "ses_bench",
-    call_id: "call_bench",
-    arguments: { text: "hello" },
-  });
-  const headers = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    authorization: `Bearer ${token}`,
-  };
-  return {
-    call: async () => {
-      const response = await pool.request({ path: "/tools/echo", method: "POST", headers, body });
-      await response.body.json();
-    },
-    close: () => pool.close(),
-  };
-}
-
-/**
- * The peer: an MCP SDK client, a session of its own for each round. Its transport leaves an abort
- * listener per call on one signal until GC (Node's fetch), and Node warns past 1,500 of them;
- * a session per round keeps the peer as it is used, without that pile-up.
- */
-function mcpClient(serverUrl: string) {
-  return {
-    session: async <T>(use: (call: () => Promise<unknown>) => Promise<T>): Promise<T> => {
-      const client = new Client({ name: "brain-bench", version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl)));
-      try {
-        return await use(() => client.callTool({ name: "echo", arguments: { text: "hello" } }));
-      } finally {
-        await client.close();
-      }
-    },
-  };
 }
 
 /** Brain's side: one session watched over SSE; each `turn()` yields the latency of each of its calls. */

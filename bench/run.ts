@@ -7,9 +7,9 @@ import { HELP, parseOptions } from "./options.js";
 import { type BenchResults, renderTable } from "./report.js";
 import type { BenchContext, Benchmark } from "./section.js";
 
-/** In the order they run. sandbox and storage belong to their services and run when built. */
-const BENCHMARKS = ["overhead", "throughput", "fanout", "memory", "sandbox", "storage"];
-const OPTIONAL = new Set(["sandbox", "storage"]);
+/** In the order they run. sandbox, storage and mcp-bridge belong to their services and run when built. */
+const BENCHMARKS = ["overhead", "throughput", "fanout", "memory", "sandbox", "storage", "mcp-bridge"];
+const OPTIONAL = new Set(["sandbox", "storage", "mcp-bridge"]);
 
 async function main(): Promise<number> {
   const parsed = parseOptions(process.argv.slice(2), process.env);

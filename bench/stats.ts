@@ -30,3 +30,14 @@ export function summarize(samples: readonly number[]): Summary {
 
 /** Milliseconds since an arbitrary origin, with sub-microsecond resolution. */
 export const nowMs = (): number => performance.now();
+
+/** Run `call` `count` times in sequence; the latency of each, in ms. */
+export async function timeEach(count: number, call: (i: number) => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = nowMs();
+    await call(i);
+    samples.push(nowMs() - start);
+  }
+  return samples;
+}

@@ -8,7 +8,7 @@ import { resolveStorageConfig } from "../services/storage/config.js";
 import { startStorageService } from "../services/storage/service.js";
 import { runWhenMain } from "./alone.js";
 import { type Benchmark, versus } from "./section.js";
-import { nowMs, summarize } from "./stats.js";
+import { summarize, timeEach } from "./stats.js";
 
 const OPERATIONS = 300;
 const WARMUP = 30;
@@ -140,18 +140,6 @@ function toolCaller(pool: Pool, token: string) {
       throw new Error(`${tool} failed: ${response.statusCode} ${JSON.stringify(result).slice(0, 200)}`);
     }
   };
-}
-
-/** Run `call(i)` `count` times in sequence; the latency of each, in ms. Refusals fail the bench. */
-async function timeEach(count: number, call: (i: number) => Promise<unknown>): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = nowMs();
-    const outcome = (await call(i)) as { ok?: boolean; error?: { message: string } } | undefined;
-    samples.push(nowMs() - start);
-    if (outcome?.ok === false) throw new Error(outcome.error?.message);
-  }
-  return samples;
 }
 
 await runWhenMain(import.meta.url, run);

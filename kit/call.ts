@@ -5,7 +5,7 @@ import { describeErrors } from "../src/validation.js";
 import { EventStreamResponse } from "./event-stream.js";
 import { readJsonBody, sendError, sendJson } from "./http.js";
 import { createInspector } from "./inspection.js";
-import { errorResult, returnedToResult, thrownToResult } from "./result.js";
+import { errorResult, OutcomeUnknown, returnedToResult, thrownToResult } from "./result.js";
 import type { Tool, ToolContext } from "./tool.js";
 
 export interface CallOptions {
@@ -117,8 +117,10 @@ export async function handleToolCall(
     },
   };
 
-  let result: ResultObject;
+  // stays unset when the handler threw OutcomeUnknown: no result can be true then
+  let result: ResultObject | undefined;
   let outcome: string;
+  let unknownBecause = "";
   if (!tool.validateArguments(envelope.arguments)) {
     const problems = describeErrors(tool.validateArguments.errors, "arguments").slice(0, 5);
     result = errorResult(`invalid arguments for ${tool.name}: ${problems.join("; ")}`);
@@ -130,9 +132,14 @@ export async function handleToolCall(
       outcome = checked.problem ? "invalid_return" : result.is_error ? "is_error" : "ok";
       if (checked.problem) log.error({ problem: checked.problem }, "the handler returned an invalid result");
     } catch (error) {
-      result = thrownToResult(tool, error);
-      outcome = "threw";
-      if (!controller.signal.aborted) log.warn({ err: error }, "the handler threw");
+      if (error instanceof OutcomeUnknown) {
+        outcome = "outcome_unknown";
+        unknownBecause = error.message;
+      } else {
+        result = thrownToResult(tool, error);
+        outcome = "threw";
+        if (!controller.signal.aborted) log.warn({ err: error }, "the handler threw");
+      }
     }
   }
   options.stopping.removeEventListener("abort", onStopping);
@@ -140,6 +147,15 @@ export async function handleToolCall(
   if (controller.signal.reason instanceof CallerGone) {
     stream?.abandon();
     log.info({ outcome: "cancelled", duration_ms: durationMs }, "the caller went away before the result");
+    return;
+  }
+  if (result === undefined) {
+    stream?.abandon();
+    res.destroy();
+    log.warn(
+      { outcome, reason: unknownBecause, duration_ms: durationMs },
+      "the call's outcome is unknown: the connection was closed without a result",
+    );
     return;
   }
   if (stream) stream.result(result);

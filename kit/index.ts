@@ -14,7 +14,7 @@ export {
   type SessionInspector,
 } from "./inspection.js";
 export { manifestOf, type ToolManifest, ToolManifestSchema } from "./manifest.js";
-export { errorResult, ToolError, textResult } from "./result.js";
+export { errorResult, OutcomeUnknown, ToolError, textResult } from "./result.js";
 export { type ExtraRoutes, type RunningService, type ServeOptions, serve } from "./service.js";
 export {
   type ConfigResult,

@@ -25,6 +25,19 @@ export class ToolError extends Error {
   }
 }
 
+/**
+ * Throw it from a handler when the work may or may not have been done and no result can say which
+ * (the process it forwarded the call to died mid-call). The kit then closes the connection without
+ * a result, so Brain records the call as for any connection lost mid-call: `connection_lost`, with
+ * `unknown_outcome`.
+ */
+export class OutcomeUnknown extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "OutcomeUnknown";
+  }
+}
+
 /** The error result for whatever a handler threw. */
 export function thrownToResult(tool: Tool, thrown: unknown): ResultObject {
   if (thrown instanceof ToolError) {

@@ -40,6 +40,11 @@ export interface RunningService {
   url: string;
   server: Server;
   logger: Logger;
+  /**
+   * Serve these tools from now on, in place of the ones served so far (a service whose tools come
+   * and go at run time: the MCP bridge). Calls already running finish on the tool they started with.
+   */
+  setTools(tools: readonly Tool[]): void;
   /** Stop accepting, fire every handler's signal, let them finish (bounded), then drop connections. */
   close(): Promise<void>;
 }
@@ -53,11 +58,8 @@ class ServiceStopping extends Error {
 /** Serve tools over HTTP on the protocol of DESIGN §6. */
 export async function serve(options: ServeOptions): Promise<RunningService> {
   const basePath = (options.basePath ?? "/tools").replace(/\/+$/, "");
-  const tools = new Map<string, Tool>();
-  for (const tool of options.tools) {
-    if (tools.has(tool.name)) throw new Error(`two tools are named "${tool.name}"`);
-    tools.set(tool.name, tool);
-  }
+  let tools = toolsByName(options.tools);
+  let manifest = manifestOf(tools.values());
   const authorized = bearerAuth(options.token);
   const logger = options.logger ?? pino({ base: { service: options.name ?? "tool-service" } });
   const stopping = new AbortController();
@@ -69,7 +71,6 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     logger,
     stopping: stopping.signal,
   };
-  const manifest = manifestOf(tools.values());
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://service");
@@ -120,6 +121,10 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     url,
     server,
     logger,
+    setTools: (next) => {
+      tools = toolsByName(next);
+      manifest = manifestOf(tools.values());
+    },
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -132,4 +137,13 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       await closed;
     },
   };
+}
+
+function toolsByName(list: readonly Tool[]): Map<string, Tool> {
+  const tools = new Map<string, Tool>();
+  for (const tool of list) {
+    if (tools.has(tool.name)) throw new Error(`two tools are named "${tool.name}"`);
+    tools.set(tool.name, tool);
+  }
+  return tools;
 }

@@ -114,6 +114,12 @@ export const ModelSchema = TaggedUnion("provider", [
       ...providerModelFields,
       provider: Type.Literal("openai"),
       temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+      image_input: Type.Optional(
+        Type.Boolean({
+          description:
+            "Whether the model takes images: a tool's images then follow its results as image parts, else the model reads a note. Default: true for OpenAI's API, false with another base_url.",
+        }),
+      ),
     },
     strict,
   ),

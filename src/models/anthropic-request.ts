@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ToolResultEventData } from "../sessions/events.js";
 import { type ConversationMessage, type ModelRequest, wireCallId, wireCallIds } from "./provider.js";
-import { mediaNote, resultParts } from "./result-parts.js";
+import { IMAGE_TYPES, mediaNote, resultParts } from "./result-parts.js";
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
@@ -11,13 +11,6 @@ type ImageMediaType = Anthropic.Messages.Base64ImageSource["media_type"];
 
 /** The Messages API requires max_tokens; this one is used when the model entry sets none. */
 export const DEFAULT_MAX_TOKENS = 8192;
-
-const IMAGE_TYPES: ReadonlySet<string> = new Set<ImageMediaType>([
-  "image/jpeg",
-  "image/png",
-  "image/gif",
-  "image/webp",
-]);
 
 export interface AnthropicSettings {
   model: string;

@@ -1,9 +1,11 @@
 import type OpenAI from "openai";
 import type { ToolResultEventData } from "../sessions/events.js";
 import { type ConversationMessage, type ModelRequest, wireCallId, wireCallIds } from "./provider.js";
-import { mediaNote, resultParts } from "./result-parts.js";
+import { IMAGE_TYPES, mediaNote, type ResultPart, resultParts } from "./result-parts.js";
 
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+type ContentPart = OpenAI.Chat.Completions.ChatCompletionContentPart;
+type ImagePart = Extract<ResultPart, { type: "image" }>;
 
 export interface OpenAISettings {
   model: string;
@@ -14,6 +16,8 @@ export interface OpenAISettings {
    * compatible servers (vLLM, Ollama, llama.cpp, LM Studio) all know `max_tokens`.
    */
   official: boolean;
+  /** Whether the model takes images (image parts in user messages); else it reads a note. */
+  images: boolean;
 }
 
 /** Whether `base_url` is OpenAI's own API: by default, or named. */
@@ -31,7 +35,7 @@ export function openAIRequest(
     model: settings.model,
     messages: [
       ...(request.system ? [{ role: "system" as const, content: request.system }] : []),
-      ...openAIMessages(request.messages),
+      ...openAIMessages(request.messages, settings.images),
     ],
     ...(request.tools.length > 0 && {
       tools: request.tools.map((tool) => ({
@@ -47,7 +51,7 @@ export function openAIRequest(
   };
 }
 
-export function openAIMessages(messages: readonly ConversationMessage[]): MessageParam[] {
+export function openAIMessages(messages: readonly ConversationMessage[], images: boolean): MessageParam[] {
   const out: MessageParam[] = [];
   const wireIdOf = wireCallIds(messages);
   for (const message of messages) {
@@ -75,28 +79,51 @@ export function openAIMessages(messages: readonly ConversationMessage[]): Messag
         });
         break;
       }
-      case "tool":
+      case "tool": {
+        const shown: { tool: string; image: ImagePart }[] = [];
         for (const result of message.results) {
+          const showImage = (image: ImagePart) => {
+            if (!images || !IMAGE_TYPES.has(image.mime_type))
+              return mediaNote("image", image.mime_type, image.data);
+            shown.push({ tool: result.name, image });
+            return `[image ${shown.length}: ${image.mime_type}, shown in the message after the tool results]`;
+          };
           out.push({
             role: "tool",
             tool_call_id: wireIdOf(result.call_id),
-            content: toolResultText(result),
+            content: toolResultText(result, showImage),
           });
         }
+        // a tool message carries text only: the images follow, as the model's own input
+        if (shown.length > 0) out.push({ role: "user", content: imageParts(shown) });
         break;
+      }
     }
   }
   return out;
 }
 
 /**
- * A tool message carries text only, so images are described, not shown; Chat Completions has no
- * error flag, so an error result says so in its first word.
+ * A tool message carries text only, so an image is what `showImage` says of it; Chat Completions
+ * has no error flag, so an error result says so in its first word.
  */
-export function toolResultText(result: ToolResultEventData): string {
+export function toolResultText(result: ToolResultEventData, showImage: (image: ImagePart) => string): string {
   const text = resultParts(result)
-    .map((part) => (part.type === "text" ? part.text : mediaNote("image", part.mime_type, part.data)))
+    .map((part) => (part.type === "text" ? part.text : showImage(part)))
     .join("\n");
   if (result.is_error) return `Error: ${text || "the tool failed without saying why"}`;
   return text || "(the tool returned no content)";
+}
+
+function imageParts(shown: readonly { tool: string; image: ImagePart }[]): ContentPart[] {
+  return [
+    {
+      type: "text",
+      text: `The ${shown.length === 1 ? "image" : "images"} that the tool results above refer to:`,
+    },
+    ...shown.flatMap(({ tool, image }, i): ContentPart[] => [
+      { type: "text", text: `image ${i + 1}, from ${tool}:` },
+      { type: "image_url", image_url: { url: `data:${image.mime_type};base64,${image.data}` } },
+    ]),
+  ];
 }

@@ -54,7 +54,11 @@ export class OpenAIModel implements ModelProvider {
   }
 
   complete(request: ModelRequest): Promise<ModelReply> {
-    const params = openAIRequest(request, { ...this.config, official: this.#official });
+    const params = openAIRequest(request, {
+      ...this.config,
+      official: this.#official,
+      images: this.config.image_input ?? this.#official,
+    });
     return completeStreamed({
       request,
       settings: this.#settings,

@@ -24,29 +24,59 @@ const request = (messages: ConversationMessage[], tools: ModelRequest["tools"] =
 });
 
 describe("resultParts", () => {
-  it("describes audio and resource links in text, and adds structured_content as JSON once", () => {
+  it("gives the model the content, audio and resource links described in text, and never structured_content beside it", () => {
     expect(
       resultParts(
         result({
           content: [
             { type: "audio", data: "AAAA", mime_type: "audio/wav" },
             { type: "resource_link", uri: "file:///r.txt", name: "r.txt", mime_type: "text/plain" },
-            { type: "text", text: '{"b": 1, "a": [2]}' },
+            { type: "text", text: "remember the milk" },
           ],
-          structured_content: { b: 1, a: [2] },
+          // an MCP server's structured twin of its text (server-filesystem's read_text_file)
+          structured_content: { content: "remember the milk" },
         }),
       ),
     ).toEqual([
       { type: "text", text: "[audio audio/wav, 3 bytes: not shown, this model takes no audio here]" },
       { type: "text", text: "[resource r.txt: file:///r.txt (text/plain)]" },
-      // the MCP convention: the text already is the structured content, so it is not repeated
-      { type: "text", text: '{"b": 1, "a": [2]}' },
+      { type: "text", text: "remember the milk" },
     ]);
+    // an image read as MCP sends it: the image, and the same bytes as base64 in structured_content
+    const png = "iVBORw0KGgo".padEnd(400, "A");
     expect(
-      resultParts(result({ content: [{ type: "text", text: "3 files" }], structured_content: { n: 3 } })),
+      resultParts(
+        result({
+          content: [{ type: "image", data: png, mime_type: "image/png" }],
+          structured_content: { content: [{ type: "image", data: png, mimeType: "image/png" }] },
+        }),
+      ),
+    ).toEqual([{ type: "image", data: png, mime_type: "image/png" }]);
+  });
+
+  it("gives structured_content as JSON when there is no content, with base64 data replaced by a note", () => {
+    const base64 = "A".repeat(400);
+    expect(
+      resultParts(
+        result({
+          structured_content: {
+            n: 3,
+            thumbnail: base64,
+            page: `data:image/png;base64,${base64}`,
+            prose: `${"word ".repeat(80)}`,
+          },
+        }),
+      ),
     ).toEqual([
-      { type: "text", text: "3 files" },
-      { type: "text", text: '{"n":3}' },
+      {
+        type: "text",
+        text: JSON.stringify({
+          n: 3,
+          thumbnail: "[base64 data, 300 bytes: not shown]",
+          page: "[image/png data, 300 bytes: not shown]",
+          prose: "word ".repeat(80),
+        }),
+      },
     ]);
   });
 });
@@ -94,7 +124,9 @@ describe("the Chat Completions request", () => {
 
   it("asks OpenAI for max_completion_tokens and compatible servers for max_tokens", () => {
     const messages: ConversationMessage[] = [{ role: "user", content: "hi" }];
-    expect(openAIRequest(request(messages), { model: "gpt", max_tokens: 64, official: true })).toMatchObject({
+    expect(
+      openAIRequest(request(messages), { model: "gpt", max_tokens: 64, official: true, images: true }),
+    ).toMatchObject({
       max_completion_tokens: 64,
     });
     const local = openAIRequest(request(messages, tools), {
@@ -102,6 +134,7 @@ describe("the Chat Completions request", () => {
       max_tokens: 64,
       temperature: 0,
       official: false,
+      images: false,
     });
     expect(local).toEqual({
       model: "qwen3",
@@ -133,7 +166,7 @@ describe("the Chat Completions request", () => {
         },
         { role: "tool", results: [result({ call_id: "call_y" })] },
       ]),
-      { model: "m", official: false },
+      { model: "m", official: false, images: false },
     );
     expect(sent.messages.slice(1)).toEqual([
       {
@@ -148,6 +181,72 @@ describe("the Chat Completions request", () => {
         tool_calls: [{ id: "p", type: "function", function: { name: "t", arguments: "{}" } }],
       },
       { role: "tool", tool_call_id: "p", content: "(the tool returned no content)" },
+    ]);
+  });
+
+  it("shows a tool's images in a user message after the results when the model takes images, else a note", () => {
+    const messages: ConversationMessage[] = [
+      { role: "user", content: "draw" },
+      {
+        role: "assistant",
+        text: "",
+        tool_calls: [
+          { call_id: "call_a", name: "draw", arguments: {} },
+          { call_id: "call_b", name: "scan", arguments: {} },
+        ],
+      },
+      {
+        role: "tool",
+        results: [
+          result({
+            call_id: "call_a",
+            name: "draw",
+            content: [
+              { type: "text", text: "a cat:" },
+              { type: "image", data: "aGk=", mime_type: "image/png" },
+            ],
+          }),
+          result({
+            call_id: "call_b",
+            name: "scan",
+            content: [{ type: "image", data: "aGk=", mime_type: "image/tiff" }],
+          }),
+        ],
+      },
+    ];
+    const seeing = openAIRequest(request(messages), { model: "gpt", official: true, images: true });
+    expect(seeing.messages.slice(2)).toEqual([
+      {
+        role: "tool",
+        tool_call_id: "call_a",
+        content: "a cat:\n[image 1: image/png, shown in the message after the tool results]",
+      },
+      {
+        role: "tool",
+        tool_call_id: "call_b",
+        content: "[image image/tiff, 3 bytes: not shown, this model takes no image here]",
+      },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "The image that the tool results above refer to:" },
+          { type: "text", text: "image 1, from draw:" },
+          { type: "image_url", image_url: { url: "data:image/png;base64,aGk=" } },
+        ],
+      },
+    ]);
+    const blind = openAIRequest(request(messages), { model: "qwen3", official: false, images: false });
+    expect(blind.messages.slice(2)).toEqual([
+      {
+        role: "tool",
+        tool_call_id: "call_a",
+        content: "a cat:\n[image image/png, 3 bytes: not shown, this model takes no image here]",
+      },
+      {
+        role: "tool",
+        tool_call_id: "call_b",
+        content: "[image image/tiff, 3 bytes: not shown, this model takes no image here]",
+      },
     ]);
   });
 });

@@ -1,0 +1,98 @@
+import { afterEach, expect, it } from "vitest";
+import type { TestBrain } from "../helpers/brain.js";
+import { runTurn } from "../helpers/turns.js";
+import {
+  type Bridge,
+  EVERYTHING,
+  sessionCalling,
+  startBrainFor,
+  startBridge,
+  turnActing,
+} from "./bridge-process.js";
+
+let bridge: Bridge | undefined;
+let brain: TestBrain | undefined;
+
+afterEach(async () => {
+  await brain?.stop();
+  await bridge?.stop();
+  brain = undefined;
+  bridge = undefined;
+});
+
+const everything = (extra: Record<string, unknown> = {}) => ({
+  everything: { command: process.execPath, args: [EVERYTHING, "stdio"], ...extra },
+});
+
+const pids = (started: Bridge) => started.logged("mcp server connected").map((entry) => entry.pid as number);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function echo(started: TestBrain, message: string) {
+  const client = started.client();
+  const session = await sessionCalling(client, "everything_echo", { message });
+  const events = await runTurn(client, session.id, "go");
+  return events.find((event) => event.type === "tool.result")?.data;
+}
+
+it("ends a call whose server died as a lost connection, refuses calls while it restarts, then serves again", async () => {
+  bridge = await startBridge(everything(), { config: { restart: { initial_seconds: 2, max_seconds: 4 } } });
+  brain = await startBrainFor(bridge);
+  const [first] = pids(bridge);
+  const client = brain.client();
+  const session = await sessionCalling(client, "everything_trigger-long-running-operation", {
+    duration: 30,
+    steps: 30,
+  });
+  const events = await turnActing(
+    client,
+    session.id,
+    (count) => count === 1 && process.kill(first as number, "SIGKILL"),
+  );
+  expect(events.find((event) => event.type === "tool.result")?.data).toMatchObject({
+    is_error: true,
+    unknown_outcome: true,
+    error: { code: "connection_lost" },
+  });
+  expect(events.at(-1)?.type).toBe("turn.completed");
+
+  const meanwhile = await echo(brain, "too soon");
+  expect(meanwhile).toMatchObject({
+    is_error: true,
+    content: [{ type: "text", text: expect.stringMatching(/restarting/) }],
+  });
+  expect(meanwhile).not.toHaveProperty("unknown_outcome");
+
+  await expect.poll(() => pids(bridge as Bridge).length, { timeout: 10_000 }).toBe(2);
+  expect(pids(bridge)[1]).not.toBe(first);
+  expect(await echo(brain, "back")).toMatchObject({
+    is_error: false,
+    content: [{ type: "text", text: "Echo: back" }],
+  });
+});
+
+it("gives each session a server of its own, and stops it once idle", async () => {
+  bridge = await startBridge(everything({ isolation: "session", idle_seconds: 0.5 }));
+  brain = await startBrainFor(bridge);
+  expect(await echo(brain, "one")).toMatchObject({ is_error: false });
+  expect(await echo(brain, "two")).toMatchObject({ is_error: false });
+  // the one that lists the tools, and one for each session; the log reaches this process through a pipe
+  await expect.poll(() => pids(bridge as Bridge).length).toBe(3);
+  const [lister, ...sessions] = pids(bridge);
+  expect(new Set(sessions).size).toBe(2);
+  expect(sessions).not.toContain(lister);
+  const started = bridge.logged("starting an isolated mcp server");
+  expect(new Set(started.map((entry) => entry.session_id)).size).toBe(2);
+  await expect
+    .poll(() => (bridge as Bridge).logged("stopping an isolated mcp server").length, { timeout: 10_000 })
+    .toBe(2);
+  await expect.poll(() => sessions.filter(alive), { timeout: 10_000 }).toEqual([]);
+  expect(alive(lister as number)).toBe(true);
+});

@@ -1,0 +1,93 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  CallToolRequestSchema,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+
+export interface TinyMcpServer {
+  url: string;
+  /** The Authorization header of every request it received. */
+  authorizations: string[];
+  /** Add a tool and tell every client its tools changed. */
+  addTool: (tool: Tool) => Promise<void>;
+  /** Forget every session, as a restarted server would: their next request gets 404. */
+  forgetSessions: () => void;
+  close: () => Promise<void>;
+}
+
+/**
+ * A small real MCP server on the SDK's low-level Server class over Streamable HTTP (stateful
+ * sessions), whose `fail` tool answers tools/call with a JSON-RPC error and whose tool list can grow.
+ */
+export async function startTinyMcpServer(): Promise<TinyMcpServer> {
+  const tools: Tool[] = [
+    { name: "fail", description: "Always fails with a JSON-RPC error.", inputSchema: { type: "object" } },
+    { name: "hello", description: "Says hello.", inputSchema: { type: "object" } },
+  ];
+  const servers = new Set<Server>();
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const authorizations: string[] = [];
+
+  const newServer = () => {
+    const server = new Server(
+      { name: "tiny", version: "1.0.0" },
+      { capabilities: { tools: { listChanged: true } } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+    server.setRequestHandler(CallToolRequestSchema, (request) => {
+      if (request.params.name === "fail") throw new Error("database down");
+      return { content: [{ type: "text", text: `hello from ${request.params.name}` }] };
+    });
+    servers.add(server);
+    return server;
+  };
+
+  const readJson = async (req: IncomingMessage): Promise<unknown> => {
+    let text = "";
+    for await (const chunk of req) text += chunk;
+    return text === "" ? undefined : JSON.parse(text);
+  };
+
+  const http = createServer(async (req, res) => {
+    authorizations.push(String(req.headers.authorization));
+    const body = req.method === "POST" ? await readJson(req) : undefined;
+    const sessionId = req.headers["mcp-session-id"];
+    let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
+    if (!transport) {
+      if (typeof sessionId === "string" || !isInitializeRequest(body)) {
+        res.writeHead(404, { "content-type": "application/json" }).end('{"error":"unknown session"}');
+        return;
+      }
+      const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          transports.set(id, created);
+        },
+      });
+      await newServer().connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    authorizations,
+    addTool: async (tool) => {
+      tools.push(tool);
+      await Promise.all([...servers].map((server) => server.sendToolListChanged().catch(() => undefined)));
+    },
+    forgetSessions: () => transports.clear(),
+    close: async () => {
+      await Promise.all([...servers].map((server) => server.close()));
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
