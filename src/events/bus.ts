@@ -19,6 +19,12 @@ export interface EventBus {
   publishStored(sessionId: string, events: readonly StoredEvent[]): void;
   /** A live-only event (never stored), to come after the stored event `afterSeq`. */
   publishLive(sessionId: string, afterSeq: number, event: LiveEvent): void;
+  /**
+   * Resolves once the live events published so far are on their way to every subscriber, or
+   * undefined when they are already: an append waits for it, so that no client anywhere gets a
+   * stored event before a live one that was published ahead of it.
+   */
+  liveSent(): Promise<void> | undefined;
   /** Resolves once the subscription is in place: every event committed later reaches `listener`. */
   subscribe(sessionId: string, listener: EventListener): Promise<Subscription>;
   /** Subscribers of one session, or of all. */

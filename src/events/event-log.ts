@@ -27,6 +27,9 @@ export class EventLog {
     events: readonly NewEvent[],
     options: AppendOptions = {},
   ): Promise<AppendResult> {
+    // no client anywhere may get this append's events before a live event published ahead of them
+    const liveSent = this.bus.liveSent();
+    if (liveSent) await liveSent;
     const result = await this.store.append(sessionId, events, options);
     if (result.ok) this.bus.publishStored(sessionId, result.events);
     return result;

@@ -49,6 +49,11 @@ export class LocalEventBus implements EventBus {
     if (watched) this.#deliver(sessionId, watched, watched.order.pushLive(afterSeq, event));
   }
 
+  /** Live events are delivered as they are published. */
+  liveSent(): undefined {
+    return undefined;
+  }
+
   async subscribe(sessionId: string, listener: EventListener): Promise<Subscription> {
     const watched = this.#watched.get(sessionId) ?? this.#watch(sessionId);
     // listening from now on: what commits while the start is read is held until it is known

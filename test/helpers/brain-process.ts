@@ -24,6 +24,12 @@ export interface BrainProcess {
   stop: () => Promise<void>;
 }
 
+export function newKeys(): Record<TenantName, string> {
+  return Object.fromEntries(
+    TENANTS.map((tenant) => [tenant, `key-${tenant}-${randomBytes(12).toString("hex")}`]),
+  ) as Record<TenantName, string>;
+}
+
 /**
  * The built `brain` command in its own process, as an operator runs it, on a fresh SQLite file,
  * with the tenants of the in-process test Brain (acme and globex) and the scripted model.
@@ -32,11 +38,10 @@ export interface BrainProcess {
 export async function startBrainProcess(
   overrides: Record<string, unknown> = {},
   env: Record<string, string> = {},
+  /** The tenants' keys, for instances that must share them (a cluster); new ones otherwise. */
+  keys: Record<TenantName, string> = newKeys(),
 ): Promise<BrainProcess> {
   const dir = mkdtempSync(join(tmpdir(), "brain-process-"));
-  const keys = Object.fromEntries(
-    TENANTS.map((tenant) => [tenant, `key-${tenant}-${randomBytes(12).toString("hex")}`]),
-  ) as Record<TenantName, string>;
   const config = {
     listen: "127.0.0.1:0",
     store: { kind: "sqlite", path: join(dir, "brain.db") },

@@ -11,6 +11,12 @@ const MAX_PAYLOAD = 7_800;
 /** Live events kept in the table for instances to read, then removed. */
 const LIVE_ROWS_KEPT_MS = 60_000;
 
+/** An append waiting until the live events published before it have left. */
+interface LiveWaiter {
+  upTo: number;
+  wake: () => void;
+}
+
 type LiveEntry = [sessionId: string, afterSeq: number, event: LiveEvent];
 
 /** What one instance tells the others of live events: inline, or where to read one too large. */
@@ -29,8 +35,17 @@ interface LivePayload {
  */
 export class PostgresEventBus implements EventBus {
   readonly #local: LocalEventBus;
+  /**
+   * Notifications are handled one after another, in the order they came: a live event read from
+   * the table must reach the clients before the stored events appended after it.
+   */
+  #incoming: Promise<void> = Promise.resolve();
   #outgoing: LiveEntry[] = [];
   #flushing = false;
+  /** Live events published, and of those sent (or given up on), counted from the start. */
+  #published = 0;
+  #sent = 0;
+  #waiting: LiveWaiter[] = [];
   #prune: NodeJS.Timeout;
 
   constructor(
@@ -41,8 +56,8 @@ export class PostgresEventBus implements EventBus {
     private readonly logger: Logger,
   ) {
     this.#local = new LocalEventBus(store);
-    notifications.on("brain_events", (payload) => this.#appended(payload));
-    notifications.on("brain_live", (payload) => this.#live(payload));
+    notifications.on("brain_events", (payload) => this.#inOrder(() => this.#appended(payload)));
+    notifications.on("brain_live", (payload) => this.#inOrder(() => this.#live(payload)));
     notifications.onReconnect(() => this.#catchUp());
     this.#prune = setInterval(() => this.#pruneLiveRows(), LIVE_ROWS_KEPT_MS);
     this.#prune.unref();
@@ -55,8 +70,15 @@ export class PostgresEventBus implements EventBus {
   publishLive(sessionId: string, afterSeq: number, event: LiveEvent): void {
     this.#local.publishLive(sessionId, afterSeq, event);
     this.#outgoing.push([sessionId, afterSeq, event]);
+    this.#published += 1;
     // the live events of one tick cross together
     if (this.#outgoing.length === 1 && !this.#flushing) setImmediate(() => this.#flush());
+  }
+
+  liveSent(): Promise<void> | undefined {
+    if (this.#sent === this.#published) return undefined;
+    const upTo = this.#published;
+    return new Promise((wake) => this.#waiting.push({ upTo, wake }));
   }
 
   subscribe(sessionId: string, listener: EventListener): Promise<Subscription> {
@@ -72,16 +94,22 @@ export class PostgresEventBus implements EventBus {
     await this.#local.close();
   }
 
-  #appended(payload: string): void {
+  #inOrder(handle: () => Promise<void>): void {
+    this.#incoming = this.#incoming.then(handle);
+  }
+
+  async #appended(payload: string): Promise<void> {
     const [sessionId, seq] = payload.split(" ");
     const lastSeq = Number(seq);
     if (!sessionId || !Number.isSafeInteger(lastSeq)) return;
-    this.#local.appendedUpTo(sessionId, lastSeq).catch((error: unknown) => {
+    try {
+      await this.#local.appendedUpTo(sessionId, lastSeq);
+    } catch (error) {
       this.logger.warn({ session_id: sessionId, err: error }, "could not read events appended elsewhere");
-    });
+    }
   }
 
-  #live(payload: string): void {
+  async #live(payload: string): Promise<void> {
     let parsed: LivePayload;
     try {
       parsed = JSON.parse(payload) as LivePayload;
@@ -90,7 +118,7 @@ export class PostgresEventBus implements EventBus {
     }
     if (parsed.i === this.instanceId) return;
     if (Array.isArray(parsed.l)) this.#deliverLive(parsed.l);
-    else if (typeof parsed.r === "number") this.#readLiveRow(parsed.r);
+    else if (typeof parsed.r === "number") await this.#readLiveRow(parsed.r);
   }
 
   #deliverLive(entries: readonly LiveEntry[]): void {
@@ -119,14 +147,27 @@ export class PostgresEventBus implements EventBus {
       while (this.#outgoing.length > 0) {
         const batch = this.#outgoing;
         this.#outgoing = [];
-        await this.#send(batch);
+        try {
+          await this.#send(batch);
+        } catch (error) {
+          // live events are never stored: a client elsewhere misses these, and reads the stored ones
+          this.logger.warn({ err: error }, "could not send live events to the other instances");
+        }
+        this.#markSent(batch.length);
       }
-    } catch (error) {
-      // live events are never stored: a client elsewhere misses these, and reads the stored ones
-      this.logger.warn({ err: error }, "could not send live events to the other instances");
     } finally {
       this.#flushing = false;
     }
+  }
+
+  #markSent(count: number): void {
+    this.#sent += count;
+    const still: LiveWaiter[] = [];
+    for (const waiter of this.#waiting) {
+      if (waiter.upTo <= this.#sent) waiter.wake();
+      else still.push(waiter);
+    }
+    this.#waiting = still;
   }
 
   async #send(entries: readonly LiveEntry[]): Promise<void> {
@@ -142,6 +183,8 @@ export class PostgresEventBus implements EventBus {
       const json = JSON.stringify(entry);
       const bytes = Buffer.byteLength(json);
       if (bytes > MAX_PAYLOAD) {
+        // in order: what came before it crosses first
+        await sendInline();
         const { rows } = await this.pool.query<{ id: number }>(
           "INSERT INTO brain_live_events (payload) VALUES ($1) RETURNING id",
           [json],
