@@ -13,7 +13,8 @@ export type ApiErrorCode =
   | "session_busy"
   | "session_closed"
   | "no_turn_running"
-  | "internal";
+  | "internal"
+  | "store_unavailable";
 
 const STATUS: Record<ApiErrorCode, number> = {
   invalid_request: 400,
@@ -28,6 +29,7 @@ const STATUS: Record<ApiErrorCode, number> = {
   session_closed: 409,
   no_turn_running: 409,
   internal: 500,
+  store_unavailable: 503,
 };
 
 export class ApiError {

@@ -14,7 +14,12 @@ function commonResponses(route: Route): Responses {
     431: error("The request's headers are too large."),
     500: error("Brain failed to handle the request; it is logged."),
   };
-  if (route.auth !== "public") responses[401] = error("No or wrong API key.");
+  if (route.auth !== "public") {
+    responses[401] = error("No or wrong API key.");
+    responses[503] = error(
+      "The store cannot be reached (PostgreSQL away); nothing was lost, try again after Retry-After.",
+    );
+  }
   if (route.query) responses[400] = error("A query parameter out of range.");
   if (route.requestBody) {
     responses[400] = error("The body is not valid JSON, or does not match the schema.");

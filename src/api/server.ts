@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { type Authenticator, bearerToken } from "./auth.js";
@@ -43,6 +44,11 @@ export function createApiServer(deps: ServerDeps): Server {
             "client left mid-request",
           );
           res.destroy();
+          return;
+        }
+        if (error instanceof StoreUnavailableError) {
+          deps.logger.warn({ method: req.method, route }, "request failed: the store cannot be reached");
+          sendError(res, new ApiError("store_unavailable", error.message), { "retry-after": "1" });
           return;
         }
         deps.logger.error({ err: error, method: req.method, route }, "request failed");

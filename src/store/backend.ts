@@ -64,7 +64,8 @@ export async function openBackend(config: StoreConfig, options: BackendOptions):
   const pool = await openPostgresPool({ url, poolSize: config.poolSize, urlEnv: config.urlEnv });
   const notifications = new PostgresNotifications(url, logger);
   const instanceId = newId("brn");
-  const store = new PostgresStore(pool);
+  // an append waits for PostgreSQL at most half a lease: the turn can still record its end
+  const store = new PostgresStore(pool, { readMs: 1000, appendMs: (config.leaseSeconds * 1000) / 2 });
   const bus = new PostgresEventBus(store, pool, notifications, instanceId, logger);
   const leases = new PostgresTurnLeases(pool, notifications, instanceId, config.leaseSeconds, logger);
   const inspection = new PostgresInspectionGrants(pool, notifications, logger);

@@ -48,3 +48,16 @@ export interface Store {
   sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]>;
   close(): Promise<void>;
 }
+
+/**
+ * The store cannot be reached (a database away, restarting, or cut off). Nothing was lost: the
+ * caller may try again later. The API answers 503; a turn ends `store_unavailable`.
+ */
+export class StoreUnavailableError extends Error {
+  readonly code = "store_unavailable";
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreUnavailableError";
+  }
+}

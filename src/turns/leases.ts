@@ -15,6 +15,9 @@ export interface TurnLease {
   release(): void;
 }
 
+/** The abort reason of a lease that was lost (another owner may have the turn now). */
+export const LEASE_LOST = "lease_lost";
+
 /** How a stop went: the owner ended the turn, there was no owner, or it did not end in time. */
 export type StopOutcome = "ended" | "no_owner" | "still_running";
 

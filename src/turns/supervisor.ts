@@ -4,7 +4,7 @@ import type { ModelProvider } from "../models/provider.js";
 import { SessionError, sessionClosed, sessionNotFound } from "../sessions/errors.js";
 import type { NewEvent, StoredEvent } from "../sessions/events.js";
 import type { SessionRecord, SessionStatus } from "../sessions/session-config.js";
-import type { AppendOptions, Store } from "../store/store.js";
+import { type AppendOptions, type Store, StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import type { TraceContext } from "../telemetry/trace-context.js";
@@ -12,7 +12,7 @@ import type { ToolDispatcher } from "../tools/dispatch.js";
 import { ToolFailure } from "../tools/outcome.js";
 import { unansweredCalls } from "./conversation.js";
 import { Conversations } from "./conversations.js";
-import type { TurnLease, TurnLeases } from "./leases.js";
+import { LEASE_LOST, type TurnLease, type TurnLeases } from "./leases.js";
 import { runTurn } from "./turn.js";
 
 export interface TurnSupervisorDeps {
@@ -47,6 +47,9 @@ const OWNER_GONE: Stranding = {
 };
 
 const PAGE = 1000;
+
+/** How long a crashed turn keeps trying to record its end while the store is away. */
+const CRASH_END_PATIENCE_MS = 60_000;
 
 /**
  * The turns of every session: starting one for a message, running it under a lease, stopping it
@@ -206,21 +209,31 @@ export class TurnSupervisor {
    */
   async #endCrashedTurn(sessionId: string, lease: TurnLease, error: unknown): Promise<void> {
     const { logger } = this.deps;
-    logger.error({ session_id: sessionId, err: error }, "turn crashed");
-    try {
-      const unanswered = await this.#endStrandedTurn(sessionId, lease, {
-        call: "Brain's turn stopped on an internal error while the call was out",
-        turn: {
-          code: "internal_error",
-          message: "the turn stopped on an internal error; Brain's log has it",
-        },
-      });
-      logger.warn({ session_id: sessionId, unanswered }, "ended a crashed turn");
-    } catch (settleError) {
-      logger.error(
-        { session_id: sessionId, err: settleError },
-        "could not record the end of a crashed turn; the next stop or start of Brain will",
-      );
+    const why = crashed(error);
+    if (why.turn.code === "store_unavailable")
+      logger.warn({ session_id: sessionId }, "turn stopped: the store is away");
+    else logger.error({ session_id: sessionId, err: error }, "turn crashed");
+    const giveUpAt = Date.now() + CRASH_END_PATIENCE_MS;
+    for (;;) {
+      try {
+        const unanswered = await this.#endStrandedTurn(sessionId, lease, why);
+        logger.warn({ session_id: sessionId, unanswered }, "ended a crashed turn");
+        return;
+      } catch (settleError) {
+        // while the store is away and the turn still ours, its end is worth waiting for
+        const waitOn =
+          settleError instanceof StoreUnavailableError &&
+          lease.signal.reason !== LEASE_LOST &&
+          Date.now() < giveUpAt;
+        if (!waitOn) {
+          logger.error(
+            { session_id: sessionId, err: settleError },
+            "could not record the end of a crashed turn; the next stop or start of Brain will",
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
     }
   }
 
@@ -302,6 +315,20 @@ export class TurnSupervisor {
     if (result.status === undefined) return sessionNotFound(sessionId);
     return result.status === "closed" ? sessionClosed() : busy();
   }
+}
+
+/** Why a turn that threw ended, for its unanswered calls and its `turn.failed`. */
+function crashed(error: unknown): Stranding {
+  if (error instanceof StoreUnavailableError) {
+    return {
+      call: "Brain's store could not be reached while the call was out",
+      turn: { code: "store_unavailable", message: "the store could not be reached; the turn stopped" },
+    };
+  }
+  return {
+    call: "Brain's turn stopped on an internal error while the call was out",
+    turn: { code: "internal_error", message: "the turn stopped on an internal error; Brain's log has it" },
+  };
 }
 
 /** Appends of a turn carry its lease's token, where leases can be lost. */

@@ -1,6 +1,12 @@
 import type pg from "pg";
 import type { Logger } from "../../telemetry/logger.js";
-import { type StopOutcome, type TurnLease, type TurnLeases, waitForEnd } from "../../turns/leases.js";
+import {
+  LEASE_LOST,
+  type StopOutcome,
+  type TurnLease,
+  type TurnLeases,
+  waitForEnd,
+} from "../../turns/leases.js";
 import type { PostgresNotifications } from "./notifications.js";
 
 interface Held {
@@ -158,7 +164,7 @@ export class PostgresTurnLeases implements TurnLeases {
   #lost(held: Held, why: string): void {
     if (held.controller.signal.aborted) return;
     this.logger.warn({ session_id: held.lease.sessionId }, `lost a turn lease: ${why}`);
-    held.controller.abort("lease_lost");
+    held.controller.abort(LEASE_LOST);
   }
 }
 

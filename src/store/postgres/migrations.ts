@@ -24,8 +24,11 @@ const MIGRATIONS: readonly string[] = [
     type text NOT NULL,
     at text NOT NULL,
     data text NOT NULL,
+    -- on the first event of each append: an append retried after a lost connection is found, not made twice
+    append_id text,
     PRIMARY KEY (session_id, seq)
   );
+  CREATE UNIQUE INDEX brain_events_appends ON brain_events (session_id, append_id) WHERE append_id IS NOT NULL;
 
   -- One turn owner per session. token grows with every new owner: an append names the token of
   -- the lease it was made under (fencing), so an owner that lost its lease cannot write again.
@@ -57,17 +60,24 @@ const MIGRATIONS: readonly string[] = [
   -- numbered after last_seq, the status set, and the instances told what was appended.
   CREATE FUNCTION brain_append(
     p_session text, p_types text[], p_data text[], p_at text,
-    p_expect text[], p_set text, p_lease bigint
+    p_expect text[], p_set text, p_lease bigint, p_append text
   ) RETURNS TABLE (ok boolean, status text, first_seq bigint, refusal text)
   LANGUAGE plpgsql AS $$
   DECLARE
     s_status text;
     s_last bigint;
+    s_done bigint;
     n int := cardinality(p_types);
   BEGIN
     SELECT s.status, s.last_seq INTO s_status, s_last FROM brain_sessions s WHERE s.id = p_session FOR UPDATE;
     IF NOT FOUND THEN
       RETURN QUERY SELECT false, NULL::text, 0::bigint, 'not_found'::text;
+      RETURN;
+    END IF;
+    -- a retry of an append that committed before its answer was lost: the same answer again
+    SELECT e.seq INTO s_done FROM brain_events e WHERE e.session_id = p_session AND e.append_id = p_append;
+    IF FOUND THEN
+      RETURN QUERY SELECT true, s_status, s_done, NULL::text;
       RETURN;
     END IF;
     IF p_lease IS NOT NULL AND NOT EXISTS (
@@ -81,8 +91,9 @@ const MIGRATIONS: readonly string[] = [
       RETURN QUERY SELECT false, s_status, 0::bigint, 'status'::text;
       RETURN;
     END IF;
-    INSERT INTO brain_events (session_id, seq, type, at, data)
-      SELECT p_session, s_last + i, p_types[i], p_at, p_data[i] FROM generate_subscripts(p_types, 1) AS i;
+    INSERT INTO brain_events (session_id, seq, type, at, data, append_id)
+      SELECT p_session, s_last + i, p_types[i], p_at, p_data[i], CASE WHEN i = 1 THEN p_append END
+      FROM generate_subscripts(p_types, 1) AS i;
     UPDATE brain_sessions SET last_seq = s_last + n, status = COALESCE(p_set, s_status) WHERE id = p_session;
     PERFORM pg_notify('brain_events', p_session || ' ' || (s_last + n));
     RETURN QUERY SELECT true, COALESCE(p_set, s_status), s_last + 1, NULL::text;

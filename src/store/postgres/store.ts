@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { NewEvent, StoredEvent, StoredEventType } from "../../sessions/events.js";
 import type { SessionRecord, SessionStatus } from "../../sessions/session-config.js";
 import type { AppendOptions, AppendResult, NewSession, Store } from "../store.js";
+import { whileReachable } from "./retry.js";
 
 interface SessionRow {
   id: string;
@@ -17,6 +19,15 @@ interface EventRow {
   at: string;
   data: string;
 }
+
+interface AppendRow {
+  ok: boolean;
+  status: SessionStatus | null;
+  first_seq: number;
+  refusal: string | null;
+}
+
+const UNIQUE_VIOLATION = "23505";
 
 const SESSION_COLUMNS = "id, tenant_id, status, config, created_at";
 
@@ -47,29 +58,52 @@ export const pgTypes = {
  * the append's own transaction under a lock on the session's row, so appends from many instances
  * never collide or leave a gap; every append tells the instances (NOTIFY) what it appended.
  */
+/** How long the store tries again while PostgreSQL cannot be reached, before it gives up. */
+export interface StoreRetry {
+  /** A read, which a request waits on: soon a 503. */
+  readMs: number;
+  /** An append, which a turn waits on: it carries its own id, so a retry never appends twice. */
+  appendMs: number;
+}
+
+const DEFAULT_RETRY: StoreRetry = { readMs: 1000, appendMs: 10_000 };
+
 export class PostgresStore implements Store {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly retry: StoreRetry = DEFAULT_RETRY,
+  ) {}
+
+  /** A query retried while the server is away: reads (and other queries safe to run twice). */
+  #query<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return whileReachable(() => this.pool.query<R>(sql, values), this.retry.readMs);
+  }
 
   async createSession(
     session: NewSession,
     first: NewEvent,
   ): Promise<{ session: SessionRecord; event: StoredEvent }> {
     const at = new Date().toISOString();
-    await this.pool.query(
-      `WITH created AS (
-         INSERT INTO brain_sessions (${SESSION_COLUMNS}, last_seq) VALUES ($1, $2, 'idle', $3, $4, 1) RETURNING id
-       )
-       INSERT INTO brain_events (session_id, seq, type, at, data) SELECT id, 1, $5, $6, $7 FROM created`,
-      [
-        session.id,
-        session.tenant_id,
-        JSON.stringify(session.config),
-        session.created_at,
-        first.type,
-        at,
-        JSON.stringify(first.data),
-      ],
-    );
+    const insert = () =>
+      this.pool.query(
+        `WITH created AS (
+           INSERT INTO brain_sessions (${SESSION_COLUMNS}, last_seq) VALUES ($1, $2, 'idle', $3, $4, 1) RETURNING id
+         )
+         INSERT INTO brain_events (session_id, seq, type, at, data) SELECT id, 1, $5, $6, $7 FROM created`,
+        [
+          session.id,
+          session.tenant_id,
+          JSON.stringify(session.config),
+          session.created_at,
+          first.type,
+          at,
+          JSON.stringify(first.data),
+        ],
+      );
+    await whileReachable(insert, this.retry.appendMs).catch((error: unknown) => {
+      // the id is new: a unique violation is a retry of an insert that committed before its answer was lost
+      if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+    });
     return {
       session: { ...session, status: "idle" },
       event: { seq: 1, type: first.type, at, data: first.data as Record<string, unknown> },
@@ -77,7 +111,7 @@ export class PostgresStore implements Store {
   }
 
   async getSession(id: string): Promise<SessionRecord | undefined> {
-    const { rows } = await this.pool.query<SessionRow>(
+    const { rows } = await this.#query<SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE id = $1`,
       [id],
     );
@@ -87,11 +121,11 @@ export class PostgresStore implements Store {
   async listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]> {
     const { rows } =
       before === undefined
-        ? await this.pool.query<SessionRow>(
+        ? await this.#query<SessionRow>(
             `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE tenant_id = $1 ORDER BY id DESC LIMIT $2`,
             [tenantId, limit],
           )
-        : await this.pool.query<SessionRow>(
+        : await this.#query<SessionRow>(
             `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE tenant_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
             [tenantId, before, limit],
           );
@@ -104,20 +138,23 @@ export class PostgresStore implements Store {
     options: AppendOptions = {},
   ): Promise<AppendResult> {
     const at = new Date().toISOString();
-    const { rows } = await this.pool.query<{
-      ok: boolean;
-      status: SessionStatus | null;
-      first_seq: number;
-      refusal: string | null;
-    }>("SELECT ok, status, first_seq, refusal FROM brain_append($1, $2, $3, $4, $5, $6, $7)", [
-      sessionId,
-      events.map((event) => event.type),
-      events.map((event) => JSON.stringify(event.data)),
-      at,
-      options.expectStatus ?? null,
-      options.setStatus ?? null,
-      options.leaseToken ?? null,
-    ]);
+    // the same id on every attempt: an append that committed before its answer was lost is found
+    const appendId = randomUUID();
+    const attempt = () =>
+      this.pool.query<AppendRow>(
+        "SELECT ok, status, first_seq, refusal FROM brain_append($1, $2, $3, $4, $5, $6, $7, $8)",
+        [
+          sessionId,
+          events.map((event) => event.type),
+          events.map((event) => JSON.stringify(event.data)),
+          at,
+          options.expectStatus ?? null,
+          options.setStatus ?? null,
+          options.leaseToken ?? null,
+          appendId,
+        ],
+      );
+    const { rows } = await whileReachable(attempt, this.retry.appendMs);
     const row = rows[0];
     if (!row?.ok) {
       return {
@@ -138,7 +175,7 @@ export class PostgresStore implements Store {
   }
 
   async lastSeq(sessionId: string): Promise<number> {
-    const { rows } = await this.pool.query<{ last_seq: number }>(
+    const { rows } = await this.#query<{ last_seq: number }>(
       "SELECT last_seq FROM brain_sessions WHERE id = $1",
       [sessionId],
     );
@@ -152,14 +189,14 @@ export class PostgresStore implements Store {
     maxBytes?: number,
   ): Promise<StoredEvent[]> {
     if (maxBytes === undefined) {
-      const { rows } = await this.pool.query<EventRow>(
+      const { rows } = await this.#query<EventRow>(
         "SELECT seq, type, at, data FROM brain_events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
         [sessionId, afterSeq, limit],
       );
       return rows.map(toEvent);
     }
     // the bound is applied by the server: a page never carries more than it takes to reach it
-    const { rows } = await this.pool.query<EventRow>(
+    const { rows } = await this.#query<EventRow>(
       `SELECT seq, type, at, data FROM (
          SELECT seq, type, at, data, sum(length(data)) OVER (ORDER BY seq) - length(data) AS before
          FROM (SELECT seq, type, at, data FROM brain_events
@@ -171,7 +208,7 @@ export class PostgresStore implements Store {
   }
 
   async sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]> {
-    const { rows } = await this.pool.query<SessionRow>(
+    const { rows } = await this.#query<SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE status = $1`,
       [status],
     );

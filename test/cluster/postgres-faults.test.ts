@@ -1,0 +1,125 @@
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { createTestDatabase, postgresAnswers, type TestDatabase } from "../helpers/postgres.js";
+import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
+import { assertGapless, waitForEvents } from "../helpers/turns.js";
+
+const available = await postgresAnswers();
+// appends wait for PostgreSQL up to half a lease (3 s); the lease runs out 6 s after its last renewal
+const LEASE_SECONDS = 6;
+const PASSWORD = "pg-password-5e1f9c";
+
+let database: TestDatabase;
+let proxy: TcpProxy;
+let service: ToolService;
+let brain: TestBrain;
+const released: (() => void)[] = [];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!available)("Brain on PostgreSQL when the database goes away", () => {
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const url = new URL(database.url);
+    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
+    url.host = `127.0.0.1:${proxy.port}`;
+    // trust auth ignores it; it is here to be looked for where it must never be
+    url.password = PASSWORD;
+    service = await startToolService({
+      "/hang": async (_call, res) => {
+        await new Promise<void>((resolve) => released.push(resolve));
+        sendJson(res, textResult("released"));
+      },
+    });
+    brain = await startBrain(
+      {
+        store: { kind: "postgres", url_env: "DATABASE_URL", lease_seconds: LEASE_SECONDS },
+        tools: [
+          {
+            name: "hang",
+            description: "hang",
+            input_schema: { type: "object" },
+            url: service.at("/hang"),
+            tenants: ["acme"],
+          },
+        ],
+      },
+      { env: { DATABASE_URL: url.toString() } },
+    );
+  }, 30_000);
+
+  afterAll(async () => {
+    for (const release of released) release();
+    await brain?.stop();
+    await service?.close();
+    await proxy?.close();
+    await database?.drop();
+  });
+
+  async function turnWaitingOnItsCall() {
+    const client = brain.client();
+    const session = await client.createSession({
+      tools: ["hang"],
+      script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "after" }],
+    });
+    await client.sendMessage(session.id, "go");
+    await waitForEvents(client, session.id, (events) => events.some((event) => event.type === "tool.call"));
+    return session.id;
+  }
+
+  it("answers 503 while it is away, and a turn that writes meanwhile carries on once it is back", async () => {
+    const sessionId = await turnWaitingOnItsCall();
+    proxy.cut();
+    // the call's result comes while the database is away: its append waits
+    released.shift()?.();
+    const away = await request(`${brain.url}/sessions/${sessionId}`, {
+      headers: { authorization: `Bearer ${brain.keys.acme}` },
+    });
+    expect(away.statusCode).toBe(503);
+    expect(away.headers["retry-after"]).toBe("1");
+    expect(((await away.body.json()) as { error: { code: string } }).error.code).toBe("store_unavailable");
+    await sleep(1200);
+    proxy.restore();
+    const events = await waitForEvents(brain.client(), sessionId, (stored) =>
+      stored.some((event) => event.type === "turn.completed"),
+    );
+    assertGapless(events);
+    expect(events.filter((event) => event.type === "tool.result")).toHaveLength(1);
+    expect(events.find((event) => event.type === "tool.result")?.data).toMatchObject({
+      is_error: false,
+      content: [{ type: "text", text: "released" }],
+    });
+  });
+
+  it("ends a turn store_unavailable when its write waits longer than half a lease, once it is back", async () => {
+    const sessionId = await turnWaitingOnItsCall();
+    const before = await brain.client().events(sessionId);
+    proxy.cut();
+    released.shift()?.();
+    // past the append's wait (3 s), within the lease (6 s after its last renewal)
+    await sleep(3500);
+    proxy.restore();
+    const events = await waitForEvents(
+      brain.client(),
+      sessionId,
+      (stored) => stored.some((event) => event.type === "turn.failed"),
+      15_000,
+    );
+    assertGapless(events);
+    // everything acknowledged before the cut is still there
+    expect(events.slice(0, before.length)).toEqual(before);
+    expect(events.slice(before.length).map((event) => [event.type, event.data.error])).toEqual([
+      ["tool.result", expect.objectContaining({ code: "brain_restarted" })],
+      [
+        "turn.failed",
+        { code: "store_unavailable", message: "the store could not be reached; the turn stopped" },
+      ],
+    ]);
+    expect(brain.logs()).not.toContain(PASSWORD);
+    expect(JSON.stringify(events)).not.toContain(PASSWORD);
+    // and the session takes messages again
+    expect((await brain.client().getSession(sessionId)).status).toBe("idle");
+  }, 30_000);
+});
