@@ -43,14 +43,27 @@ export const ECHO_STEP: ScriptedStep = { tool_calls: [{ name: "echo", arguments:
  */
 export async function startBrainProcess(
   context: BenchContext,
-  setup: { name: string; echoUrl: string; toolsKey: string; script: ScriptedStep[]; execArgv?: string[] },
+  setup: {
+    name: string;
+    echoUrl: string;
+    toolsKey: string;
+    script: ScriptedStep[];
+    execArgv?: string[];
+    /** A PostgreSQL database instead of a SQLite file of its own; instances on one share it. */
+    postgres?: { url: string; leaseSeconds?: number };
+    /** The bench tenant's key, for instances that must share it; a new one otherwise. */
+    key?: string;
+  },
 ): Promise<BenchBrain> {
   const dir = mkdtempSync(join(tmpdir(), "brain-bench-"));
-  const key = randomBytes(24).toString("base64url");
+  const key = setup.key ?? randomBytes(24).toString("base64url");
   const dbPath = join(dir, "brain.db");
+  const store = setup.postgres
+    ? { kind: "postgres", url_env: "DATABASE_URL", lease_seconds: setup.postgres.leaseSeconds ?? 10 }
+    : { kind: "sqlite", path: dbPath };
   const config = {
     listen: "127.0.0.1:0",
-    store: { kind: "sqlite", path: dbPath },
+    store,
     tenants: [{ id: "bench", api_key_env: "BENCH_API_KEY" }],
     models: [{ name: "default", provider: "scripted", script: setup.script }],
     tools: [echoBinding(setup.echoUrl)],
@@ -62,7 +75,11 @@ export async function startBrainProcess(
   const brain = await startNode({
     root: context.options.brainRoot ?? context.root,
     args: ["dist/src/cli/main.js", "-config", configPath],
-    env: { BENCH_API_KEY: key, BRAIN_TOOLS_KEY: setup.toolsKey },
+    env: {
+      BENCH_API_KEY: key,
+      BRAIN_TOOLS_KEY: setup.toolsKey,
+      ...(setup.postgres && { DATABASE_URL: setup.postgres.url }),
+    },
     execArgv: [
       ...(setup.execArgv ?? []),
       ...(profDir

@@ -32,7 +32,7 @@ export const HELP = `npm run bench -- [options]      (or: node dist/bench/run.js
 
 Measures Brain against the raw limit and the peer in one run, prints a table and writes JSON.
 
-  --only LIST            run only these, comma separated: overhead, throughput, fanout, memory,
+  --only LIST            run only these, comma separated: overhead, throughput, fanout, memory, postgres,
                          and sandbox, storage when built (default: all)
   --calls N              overhead: sequential tool calls per client (default 2000)
   --sessions N           throughput: concurrent sessions (default 1000)

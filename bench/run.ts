@@ -8,7 +8,16 @@ import { type BenchResults, renderTable } from "./report.js";
 import type { BenchContext, Benchmark } from "./section.js";
 
 /** In the order they run. sandbox, storage and mcp-bridge belong to their services and run when built. */
-const BENCHMARKS = ["overhead", "throughput", "fanout", "memory", "sandbox", "storage", "mcp-bridge"];
+const BENCHMARKS = [
+  "overhead",
+  "throughput",
+  "fanout",
+  "memory",
+  "postgres",
+  "sandbox",
+  "storage",
+  "mcp-bridge",
+];
 const OPTIONAL = new Set(["sandbox", "storage", "mcp-bridge"]);
 
 async function main(): Promise<number> {

@@ -5,10 +5,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, Pool } from "undici";
 import type { ScriptedStep } from "../src/config/schema.js";
 import { createSession, sendMessage } from "./api.js";
-import { ECHO_STEP, startBrainProcess } from "./brain-process.js";
+import { type BenchBrain, ECHO_STEP, startBrainProcess } from "./brain-process.js";
 import { type ArrivedEvent, watchEvents } from "./event-stream.js";
 import { startEchoService } from "./processes.js";
-import { type Benchmark, versus } from "./section.js";
+import { type BenchContext, type Benchmark, versus } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 
 /** Tool steps per turn: a message starts a turn of this many echo calls, one per step. */
@@ -16,6 +16,125 @@ const CALLS_PER_TURN = 10;
 /** The scripted model's longest script; each session plays it from the start. */
 const SCRIPT_STEPS = 10_000;
 const MIB = 2 ** 20;
+
+/** The scripted model's script for the throughput runs: turns of CALLS_PER_TURN echo calls, over and over. */
+export function throughputScript(): ScriptedStep[] {
+  const turn: ScriptedStep[] = [...Array(CALLS_PER_TURN).fill(ECHO_STEP), { text: "done" }];
+  return Array.from({ length: Math.floor(SCRIPT_STEPS / turn.length) }, () => turn).flat();
+}
+
+export interface TurnsMeasured {
+  calls: number;
+  elapsed: number;
+  perSecond: number;
+  latency: ReturnType<typeof summarize>;
+  errors: number;
+  firstError: string | undefined;
+}
+
+/**
+ * `count` sessions at once, spread over `brains` (each session keeps to the instance it was made
+ * on, its SSE client too), each sending a message as soon as its last turn ended; counted after a
+ * warm-up for `durationMs`. `during` runs while counting, and is given the elapsed seconds after.
+ */
+export async function measureTurns<T>(
+  context: BenchContext,
+  brains: readonly BenchBrain[],
+  setup: { count: number; warmupMs: number; durationMs: number; during?: () => () => T },
+): Promise<TurnsMeasured & { during: T | undefined }> {
+  const agent = new Agent({ connections: null });
+  const stop = new AbortController();
+  // one signal ends every stream: a listener per stream is expected, not a leak
+  setMaxListeners(0, stop.signal);
+  try {
+    context.log(`opening ${setup.count} sessions and their event streams on ${brains.length} Brain(s)`);
+    const brainOf = (i: number) => brains[i % brains.length] as BenchBrain;
+    const ids = await inBatches(setup.count, 50, (i) =>
+      createSession(agent, brainOf(i)).then((session) => session.id),
+    );
+    const state = new Map(ids.map((id) => [id, { callAt: 0, ended: () => {} }]));
+    let counting = false;
+    const latencies: number[] = [];
+    let calls = 0;
+    let errors = 0;
+    // what the first failure said, so that a run with errors tells which
+    let firstError: string | undefined;
+    const onEvent = (id: string) => (event: ArrivedEvent) => {
+      const session = state.get(id);
+      if (!session) return;
+      if (event.type === "tool.call") session.callAt = event.at;
+      else if (event.type === "tool.result") {
+        const failed = !event.data.includes('"is_error":false');
+        if (counting) {
+          calls++;
+          latencies.push(event.at - session.callAt);
+          if (failed) {
+            errors++;
+            firstError ??= event.data.slice(0, 300);
+          }
+        }
+      } else if (event.type === "turn.completed") session.ended();
+      else if (event.type === "turn.failed" || event.type === "turn.interrupted") {
+        if (counting) {
+          errors++;
+          firstError ??= event.data.slice(0, 300);
+        }
+        session.ended();
+      }
+    };
+    const watchers = await inBatches(setup.count, 50, (i) =>
+      watchEvents(agent, brainOf(i), ids[i] as string, onEvent(ids[i] as string), stop.signal),
+    );
+    context.log(
+      `${setup.count} sessions for ${setup.durationMs / 1000} s after a ${setup.warmupMs} ms warm-up`,
+    );
+    let sending = true;
+    let messageErrors = 0;
+    const loops = ids.map(async (id, i) => {
+      const session = state.get(id) as { callAt: number; ended: () => void };
+      while (sending) {
+        const ended = new Promise<void>((resolve) => {
+          session.ended = resolve;
+        });
+        try {
+          await sendMessage(agent, brainOf(i), id);
+        } catch (error) {
+          if (counting) {
+            messageErrors++;
+            firstError ??= (error as Error).message.slice(0, 300);
+          }
+          await sleep(10);
+          continue;
+        }
+        await ended;
+      }
+    });
+    await sleep(setup.warmupMs);
+    counting = true;
+    const started = nowMs();
+    const finish = setup.during?.();
+    await sleep(setup.durationMs);
+    counting = false;
+    const elapsed = (nowMs() - started) / 1000;
+    const during = finish?.();
+    sending = false;
+    await Promise.all(loops);
+    stop.abort();
+    await Promise.allSettled(watchers.map((watcher) => watcher.closed));
+    return {
+      calls,
+      elapsed,
+      perSecond: calls / elapsed,
+      latency: summarize(latencies),
+      errors: errors + messageErrors,
+      firstError,
+      during,
+    };
+  } finally {
+    stop.abort();
+    await agent.close().catch(() => undefined);
+  }
+}
 
 /**
  * Throughput: `sessions` sessions at once, each sending a message as soon as its last turn ended,
@@ -27,85 +146,29 @@ export const run: Benchmark = async (context) => {
   const warmupMs = Math.min(3000, durationSeconds * 200);
   const token = randomBytes(24).toString("base64url");
   const echo = await startEchoService(context.root, token);
-  const turn: ScriptedStep[] = [...Array(CALLS_PER_TURN).fill(ECHO_STEP), { text: "done" }];
-  const script = Array.from({ length: Math.floor(SCRIPT_STEPS / turn.length) }, () => turn).flat();
   const brain = await startBrainProcess(context, {
     name: "throughput",
     echoUrl: echo.ready,
     toolsKey: token,
-    script,
+    script: throughputScript(),
   });
-  const agent = new Agent({ connections: null });
-  const stop = new AbortController();
-  // one signal ends every stream: a listener per stream is expected, not a leak
-  setMaxListeners(0, stop.signal);
   try {
     const idleRss = brain.process.memory().rssBytes;
-    context.log(`throughput: opening ${count} sessions and their event streams`);
-    const ids = await inBatches(count, 50, () => createSession(agent, brain).then((session) => session.id));
-    const state = new Map(ids.map((id) => [id, { callAt: 0, ended: () => {} }]));
-    let counting = false;
-    const latencies: number[] = [];
-    let calls = 0;
-    let errors = 0;
-    const onEvent = (id: string) => (event: ArrivedEvent) => {
-      const session = state.get(id);
-      if (!session) return;
-      if (event.type === "tool.call") session.callAt = event.at;
-      else if (event.type === "tool.result") {
-        const failed = !event.data.includes('"is_error":false');
-        if (counting) {
-          calls++;
-          latencies.push(event.at - session.callAt);
-          if (failed) errors++;
-        }
-      } else if (event.type === "turn.completed") session.ended();
-      else if (event.type === "turn.failed" || event.type === "turn.interrupted") {
-        if (counting) errors++;
-        session.ended();
-      }
-    };
-    const watchers = await inBatches(count, 50, (i) =>
-      watchEvents(agent, brain, ids[i] as string, onEvent(ids[i] as string), stop.signal),
-    );
-
-    context.log(`throughput: ${count} sessions for ${durationSeconds} s after a ${warmupMs} ms warm-up`);
-    let sending = true;
-    let messageErrors = 0;
-    const loops = ids.map(async (id) => {
-      const session = state.get(id) as { callAt: number; ended: () => void };
-      while (sending) {
-        const ended = new Promise<void>((resolve) => {
-          session.ended = resolve;
-        });
-        try {
-          await sendMessage(agent, brain, id);
-        } catch {
-          if (counting) messageErrors++;
-          await sleep(10);
-          continue;
-        }
-        await ended;
-      }
+    const measured = await measureTurns(context, [brain], {
+      count,
+      warmupMs,
+      durationMs: durationSeconds * 1000,
+      during: () => {
+        const before = cpuSnapshot(brain.process, echo);
+        const started = nowMs();
+        return () => cpuShares(before, cpuSnapshot(brain.process, echo), (nowMs() - started) / 1000);
+      },
     });
-    await sleep(warmupMs);
-    counting = true;
-    const started = nowMs();
-    const cpuBefore = cpuSnapshot(brain.process, echo);
-    await sleep(durationSeconds * 1000);
-    counting = false;
-    const elapsed = (nowMs() - started) / 1000;
-    const cpu = cpuShares(cpuBefore, cpuSnapshot(brain.process, echo), elapsed);
-    sending = false;
     const peakRss = brain.process.memory().peakRssBytes;
-    await Promise.all(loops);
-    stop.abort();
-    await Promise.allSettled(watchers.map((watcher) => watcher.closed));
+    const cpu = measured.during as ReturnType<typeof cpuShares>;
 
     context.log(`throughput: the raw limit, ${count} POSTs in flight for ${durationSeconds} s`);
     const raw = await rawThroughput(echo.ready, token, count, warmupMs, durationSeconds * 1000);
-    const brainLatency = summarize(latencies);
-    const perSecond = calls / elapsed;
     return {
       id: "throughput",
       title: "Throughput (concurrent sessions, turns of echo calls, SQLite store)",
@@ -113,18 +176,18 @@ export const run: Benchmark = async (context) => {
       figures: [
         {
           name: "tool calls per second",
-          value: perSecond,
+          value: measured.perSecond,
           unit: "calls/s",
           reference: { name: "raw POSTs", value: raw.perSecond },
-          target: { text: "≥ 5000/s", met: perSecond >= 5000 },
+          target: { text: "≥ 5000/s", met: measured.perSecond >= 5000 },
         },
-        versus("tool call latency p50", brainLatency.p50, "raw POST", raw.latency.p50),
-        versus("tool call latency p99", brainLatency.p99, "raw POST", raw.latency.p99),
+        versus("tool call latency p50", measured.latency.p50, "raw POST", raw.latency.p50),
+        versus("tool call latency p99", measured.latency.p99, "raw POST", raw.latency.p99),
         {
           name: "errors",
-          value: errors + messageErrors,
+          value: measured.errors,
           unit: "",
-          target: { text: "= 0", met: errors + messageErrors === 0 },
+          target: { text: "= 0", met: measured.errors === 0 },
         },
         {
           name: "Brain peak RSS",
@@ -134,14 +197,12 @@ export const run: Benchmark = async (context) => {
         },
       ],
       notes: [
-        `${calls} tool calls counted in ${elapsed.toFixed(1)} s; raw: ${raw.requests} POSTs.`,
+        `${measured.calls} tool calls counted in ${measured.elapsed.toFixed(1)} s; raw: ${raw.requests} POSTs.`,
         `CPU used while counting, in cores: Brain ${cpu.brain}, echo service ${cpu.echo}, load generator ${cpu.generator} (of ${availableParallelism()}).`,
         "Latency: from the tool.call event to its tool.result event as an SSE client of the session sees them, so it includes Brain's queueing under load.",
       ],
     };
   } finally {
-    stop.abort();
-    await agent.close().catch(() => undefined);
     await Promise.allSettled([brain.stop(), echo.stop()]);
   }
 };

@@ -80,8 +80,8 @@ export async function openBackend(config: StoreConfig, options: BackendOptions):
     bus,
     leases,
     inspection,
-    // a dead owner's turn is taken over within lease_seconds and one renewal
-    takeoverEveryMs: (config.leaseSeconds * 1000) / 3,
+    // a dead owner's lease runs out within lease_seconds of its death: looked for every second after
+    takeoverEveryMs: Math.min(1000, (config.leaseSeconds * 1000) / 3),
     location: { store: "postgres", url_env: config.urlEnv, instance: instanceId },
     close: async () => {
       await bus.close();

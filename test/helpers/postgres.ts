@@ -1,8 +1,13 @@
 import { randomBytes } from "node:crypto";
+import { userInfo } from "node:os";
 import pg from "pg";
 
-/** The PostgreSQL this machine runs (CI's too); BRAIN_TEST_POSTGRES names another. */
-export const POSTGRES_ADMIN_URL = process.env.BRAIN_TEST_POSTGRES ?? "postgres://root@127.0.0.1:5432/test";
+/**
+ * The PostgreSQL this machine runs (CI's too), as the user running the tests, whose database
+ * `test` is there; BRAIN_TEST_POSTGRES names another.
+ */
+export const POSTGRES_ADMIN_URL =
+  process.env.BRAIN_TEST_POSTGRES ?? `postgres://${encodeURIComponent(userInfo().username)}@127.0.0.1:5432/test`;
 
 export interface TestDatabase {
   url: string;
