@@ -8,7 +8,7 @@ import { callApi, sendMessage } from "./api.js";
 import { type BenchBrain, startBrainProcess } from "./brain-process.js";
 import { type ArrivedEvent, watchEvents } from "./event-stream.js";
 import { startEchoService } from "./processes.js";
-import type { BenchContext, Benchmark, Figure } from "./section.js";
+import type { Benchmark, Figure } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 import { measureTurns, type TurnsMeasured, throughputScript } from "./throughput.js";
 

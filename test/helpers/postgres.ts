@@ -7,7 +7,8 @@ import pg from "pg";
  * `test` is there; BRAIN_TEST_POSTGRES names another.
  */
 export const POSTGRES_ADMIN_URL =
-  process.env.BRAIN_TEST_POSTGRES ?? `postgres://${encodeURIComponent(userInfo().username)}@127.0.0.1:5432/test`;
+  process.env.BRAIN_TEST_POSTGRES ??
+  `postgres://${encodeURIComponent(userInfo().username)}@127.0.0.1:5432/test`;
 
 export interface TestDatabase {
   url: string;
