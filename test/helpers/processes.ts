@@ -10,16 +10,17 @@ export interface StartedProcess {
 }
 
 /**
- * Spawn `node args…` and resolve once a stdout line satisfies `ready`, with what it returned.
- * Fails if the process exits first or nothing is ready in `timeoutMs`.
+ * Spawn `node args…` (or `command args…`) and resolve once a stdout line satisfies `ready`, with
+ * what it returned. Fails if the process exits first or nothing is ready in `timeoutMs`.
  */
 export function startProcess<T>(
   args: string[],
   env: Record<string, string>,
   ready: (line: string) => T | undefined,
   timeoutMs = 10_000,
+  command = process.execPath,
 ): Promise<StartedProcess & { ready: T }> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
