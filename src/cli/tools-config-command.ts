@@ -10,7 +10,8 @@ Usage:
   brain tools config URL [options] > brain.json
 
 URL is the service (http://127.0.0.1:8082) or its tools' base path (…/tools). The command reads
-the service's tool list (GET URL/tools, as every service built with the tool kit answers) and
+the service's tool list (GET URL/tools, the format in docs/protocol.md: services built with the
+tool kit and both example services in examples/tools answer it) and
 prints a complete host config: one tenant, the scripted model as "default", and one binding per
 tool with its schemas, its URL and the name of the environment variable holding the token.
 Secrets are never written: only variable names.
@@ -108,7 +109,7 @@ async function readManifest(base: string, token: string, waitMs: number): Promis
   }
   if (response.statusCode === 401) return `${base} refused the token (401); check --token-env`;
   if (response.statusCode !== 200) {
-    return `${base} answered ${response.statusCode}; a service built with the tool kit lists its tools at GET …/tools`;
+    return `${base} answered ${response.statusCode}; a tool service lists its tools at GET …/tools (docs/protocol.md, "The tool list")`;
   }
   let raw: unknown;
   try {
