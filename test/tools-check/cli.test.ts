@@ -10,6 +10,7 @@ import {
   pythonAvailable,
   type StartedProcess,
   startEchoService,
+  startProcess,
   startPythonService,
 } from "../helpers/processes.js";
 import { type LocalTools, startLocalTools } from "../local-tools/local-tools-process.js";
@@ -88,6 +89,35 @@ describe.each([
 });
 
 describe("brain tools check", () => {
+  it("--wait keeps trying while the service is still starting", async () => {
+    const port = await closedPort();
+    const command = spawn(
+      process.execPath,
+      [BRAIN_BIN, "tools", "check", `http://127.0.0.1:${port}/tools/echo`, "--wait", "10"],
+      { env: { PATH: process.env.PATH ?? "", BRAIN_TOOLS_KEY: TOKEN }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    command.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => command.once("exit", resolve));
+    // the command is waiting before the service starts
+    while (!stderr.includes("waiting for")) await new Promise((resolve) => setTimeout(resolve, 20));
+    const late = await startProcess(
+      ["examples/tools/server.mjs"],
+      { BRAIN_TOOLS_KEY: TOKEN, PORT: String(port) },
+      (line) => line.match(/listening on (\S+)/)?.[1],
+    );
+    try {
+      expect(await exited, stderr).toBe(0);
+    } finally {
+      await late.stop();
+    }
+    const down = runBrain(["tools", "check", "http://127.0.0.1:1/tools/echo", "--wait", "0.5"], {
+      BRAIN_TOOLS_KEY: "t",
+    });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/cannot reach .*ECONNREFUSED\) after 0.5 s; is the service running\?/);
+  });
+
   it("fails with a wrong token, says why, exits 1, and never prints the token", () => {
     const run = runBrain(["tools", "check", `${echo.ready}/tools/echo`], {
       BRAIN_TOOLS_KEY: "not-the-token",
