@@ -44,6 +44,8 @@ export function normalizeFlags(args: readonly string[]): string[] {
 
 /** How often a server started by npm looks whether the process that started it is still there. */
 const PARENT_CHECK_MS = 250;
+/** Taken at start: a parent gone while the server was still starting counts too. */
+const STARTED_BY = process.ppid;
 
 /**
  * Resolves on the first SIGINT or SIGTERM: how a server is told to stop. A server started by npm
@@ -63,9 +65,10 @@ export function stopSignal(): Promise<void> {
     process.once("SIGTERM", stop);
     if (process.env.npm_lifecycle_event === undefined) return;
     // an orphan is adopted by init or a subreaper: its parent id changes
-    const parent = process.ppid;
+    const orphaned = () => process.ppid !== STARTED_BY;
+    if (orphaned()) return stop();
     parentCheck = setInterval(() => {
-      if (process.ppid !== parent) stop();
+      if (orphaned()) stop();
     }, PARENT_CHECK_MS);
     parentCheck.unref();
   });

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { BRAIN_BIN } from "./helpers/cli.js";
+import { BRAIN_BIN, ROOT } from "./helpers/cli.js";
 import { npxEnv, processesMarked } from "./helpers/npm.js";
 import { brainUrlFromLog, type StartedProcess, startProcess } from "./helpers/processes.js";
 
@@ -107,4 +107,36 @@ describe("a Brain that npm started stops with npm", { timeout: 60_000 }, () => {
     process.kill(brainPid(byHand), "SIGTERM");
     await handClosed;
   });
+
+  it.skipIf(!existsSync("/proc/self/stat"))(
+    "stops at once when npm was gone before it began to wait (it died while Brain was starting)",
+    async () => {
+      // a server that reaches stopSignal only when told to (SIGUSR2), long after its parent died
+      const server = `
+      const { stopSignal } = await import(${JSON.stringify(join(ROOT, "dist/kit/service-cli.js"))});
+      const alive = setInterval(() => {}, 1000);
+      process.once("SIGUSR2", async () => {
+        await stopSignal();
+        console.log("stopped");
+        clearInterval(alive);
+      });
+      console.log("started");`;
+      const started = await startProcess(
+        ["-c", `"${process.execPath}" --input-type=module -e '${server}' & echo "pid $!"; wait`],
+        { ...env, npm_lifecycle_event: "npx" },
+        (line) => (line === "started" ? line : undefined),
+        10_000,
+        "sh",
+      );
+      const pid = Number(/^pid (\d+)$/m.exec(started.output.join("\n"))?.[1]);
+      const closed = stdoutClosed(started);
+      await started.stop();
+      // the kernel has given the orphan a new parent before it is told to wait
+      const parentOf = () => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
+      await expect.poll(parentOf).not.toBe(started.child.pid);
+      process.kill(pid, "SIGUSR2");
+      await closed;
+      expect(started.output).toContain("stopped");
+    },
+  );
 });
