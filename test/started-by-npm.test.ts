@@ -3,19 +3,23 @@ import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRAIN_BIN, ROOT } from "./helpers/cli.js";
 import { npxEnv, processesMarked } from "./helpers/npm.js";
 import { brainUrlFromLog, type StartedProcess, startProcess } from "./helpers/processes.js";
 
-const dir = mkdtempSync(join(tmpdir(), "brain-npm-"));
+let dir = "";
 const MARK = randomBytes(8).toString("hex");
 const env = { BRAIN_API_KEY: randomBytes(24).toString("hex"), STARTED_BY_NPM_TEST: MARK };
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "brain-npm-"));
+});
 
 afterAll(() => {
   // what a failed test left running: it was started here, and carries this run's mark
   for (const pid of processesMarked("STARTED_BY_NPM_TEST", MARK)) process.kill(pid, "SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A host config on a free port and a store of its own. */

@@ -20,16 +20,17 @@ const RULES = TOOL_SERVICE_RULES.length;
 const python = pythonAvailable("brain tools config and check against examples/tools/server.py");
 let echo: StartedProcess & { ready: string };
 let pythonService: StartedProcess & { ready: string };
-const dir = mkdtempSync(join(tmpdir(), "tools-cli-"));
+let dir: string;
 
 beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "tools-cli-"));
   echo = await startEchoService(TOKEN);
   if (python) pythonService = await startPythonService(TOKEN);
 });
 afterAll(async () => {
   await echo?.stop();
   await pythonService?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Arguments each example tool is checked with. */
