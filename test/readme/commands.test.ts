@@ -207,11 +207,11 @@ it.skipIf(cannotRun !== undefined)(
     for (const number of [...pending.keys()]) await finish(number);
     expect(await untilAllStopped()).toEqual([]);
 
-    // each Brain had a store of its own, and said where it was
+    // each Brain had a SQLite file of its own, and said where it was
     const stores = printed()
       .split("\n")
       .flatMap((line) =>
-        /"msg":"brain listening"/.test(line) ? [JSON.parse(line.slice(line.indexOf("{"))).store] : [],
+        /"msg":"brain listening"/.test(line) ? [JSON.parse(line.slice(line.indexOf("{"))).path] : [],
       );
     expect(stores.length, printed()).toBeGreaterThanOrEqual(3);
     for (const store of stores) expect(isAbsolute(store) && store.startsWith(copy), store).toBe(true);

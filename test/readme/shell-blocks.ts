@@ -52,11 +52,24 @@ function commandsOf(lines: string[], complete: (text: string) => boolean, line: 
     if (pending.length === 0 && text.trim() === "") continue;
     pending.push(text);
     const command = pending.join("\n");
-    if (!command.trimEnd().endsWith("\\") && complete(command)) {
+    if (!command.trimEnd().endsWith("\\") && hereDocumentsEnded(pending) && complete(command)) {
       commands.push(command);
       pending = [];
     }
   }
   if (pending.length > 0) throw new Error(`the sh block at line ${line} ends inside a command`);
   return commands;
+}
+
+/** Whether every here-document the lines open (`<<'END'`) has its end line (bash -n accepts one without). */
+function hereDocumentsEnded(lines: string[]): boolean {
+  let ends: string[] = [];
+  for (const line of lines) {
+    if (ends.length > 0) {
+      if (line.replace(/^\t+/, "") === ends[0]) ends = ends.slice(1);
+      continue;
+    }
+    ends = [...line.matchAll(/<<-?\s*(['"]?)(\w+)\1/g)].map((match) => match[2] as string);
+  }
+  return ends.length === 0;
 }
