@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScriptedStep } from "../src/config/schema.js";
@@ -16,17 +16,11 @@ export interface BenchBrain {
   stop: () => Promise<void>;
 }
 
-/** The binding of the example echo service, as examples/brain.json declares it. */
+/** The binding of the example echo service, as examples/brain.json declares it (run from dist/bench/). */
 export function echoBinding(echoUrl: string) {
+  const example = JSON.parse(readFileSync(new URL("../../examples/brain.json", import.meta.url), "utf8"));
   return {
-    name: "echo",
-    description: "Echo text through an external tool service.",
-    input_schema: {
-      type: "object",
-      properties: { text: { type: "string", maxLength: 4096 } },
-      required: ["text"],
-      additionalProperties: false,
-    },
+    ...example.tools[0],
     url: `${echoUrl}/tools/echo`,
     token_env: "BRAIN_TOOLS_KEY",
     tenants: ["bench"],

@@ -17,7 +17,7 @@ export interface CallOptions {
   stopping: AbortSignal;
 }
 
-/** The request body of DESIGN §6. Unknown fields are tolerated, so a newer Brain can add some. */
+/** The request body of docs/protocol.md. Unknown fields are tolerated, so a newer Brain can add some. */
 interface CallEnvelope {
   tenant_id: string;
   session_id: string;

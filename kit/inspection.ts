@@ -17,7 +17,7 @@ export interface InspectedSession {
   created_at: string;
 }
 
-/** Read access to the calling session, good until the call returns (DESIGN §6, inspection). */
+/** Read access to the calling session, good until the call returns (docs/protocol.md, inspection). */
 export interface SessionInspector {
   session(): Promise<InspectedSession>;
   /**

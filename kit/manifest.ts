@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { Tool } from "./tool.js";
 
 /**
- * What `GET {basePath}` answers: the tools as Brain's `/catalog` lists them, plus the binding hints
+ * What `GET {basePath}` answers (the tool list of docs/protocol.md): the tools as Brain's `/catalog` lists them, plus the binding hints
  * the author knows best. `brain tools config` turns it into host-config bindings. Unknown fields
  * are tolerated, so a newer service can add some.
  */

@@ -42,11 +42,35 @@ export function normalizeFlags(args: readonly string[]): string[] {
   return args.map((arg) => (/^-[a-z][a-z-]+(=.*)?$/.test(arg) ? `-${arg}` : arg));
 }
 
-/** Resolves on the first SIGINT or SIGTERM: how a server is told to stop. */
+/** How often a server started by npm looks whether the process that started it is still there. */
+const PARENT_CHECK_MS = 250;
+/** Taken at start: a parent gone while the server was still starting counts too. */
+const STARTED_BY = process.ppid;
+
+/**
+ * Resolves on the first SIGINT or SIGTERM: how a server is told to stop. A server started by npm
+ * (`npx brain …`, an npm script; npm sets `npm_lifecycle_event`) also stops when the process that
+ * started it is gone: `kill` of npx's pid reaches npm, which passes the signal only to the shell
+ * it runs the command in, and that shell dies of it without passing it on, leaving the server
+ * running with its port and its store.
+ */
 export function stopSignal(): Promise<void> {
   return new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
+    let parentCheck: NodeJS.Timeout | undefined;
+    const stop = () => {
+      clearInterval(parentCheck);
+      resolve();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    if (process.env.npm_lifecycle_event === undefined) return;
+    // an orphan is adopted by init or a subreaper: its parent id changes
+    const orphaned = () => process.ppid !== STARTED_BY;
+    if (orphaned()) return stop();
+    parentCheck = setInterval(() => {
+      if (orphaned()) stop();
+    }, PARENT_CHECK_MS);
+    parentCheck.unref();
   });
 }
 

@@ -55,7 +55,7 @@ class ServiceStopping extends Error {
   }
 }
 
-/** Serve tools over HTTP on the protocol of DESIGN §6. */
+/** Serve tools over HTTP on the protocol of docs/protocol.md. */
 export async function serve(options: ServeOptions): Promise<RunningService> {
   const basePath = (options.basePath ?? "/tools").replace(/\/+$/, "");
   let tools = toolsByName(options.tools);

@@ -1,4 +1,5 @@
 // The example tool service of the product page: one tool, echo, in plain Node.js.
+// The protocol is docs/protocol.md. GET /tools lists the tool for `brain tools config`.
 // Run: BRAIN_TOOLS_KEY=secret node examples/tools/server.mjs   (PORT=0 picks a free port)
 import http from "node:http";
 
@@ -9,9 +10,28 @@ if (!token) {
 }
 const port = Number(process.env.PORT ?? 8081);
 
+const echo = {
+  name: "echo",
+  description: "Echo text through an external tool service.",
+  input_schema: {
+    type: "object",
+    properties: { text: { type: "string", maxLength: 4096 } },
+    required: ["text"],
+    additionalProperties: false,
+  },
+};
+
 const server = http.createServer(async (req, res) => {
   if (req.headers.authorization !== `Bearer ${token}`) {
     res.writeHead(401).end();
+    return;
+  }
+  if (req.method === "GET" && req.url === "/tools") {
+    res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ tools: [echo] }));
+    return;
+  }
+  if (req.method !== "POST" || req.url !== "/tools/echo") {
+    res.writeHead(404, { "Content-Type": "text/plain" }).end("no such tool");
     return;
   }
   let body = "";

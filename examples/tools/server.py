@@ -1,12 +1,15 @@
-"""A Brain tool service in Python with only the standard library.
+"""A Brain tool service in Python with only the standard library (the protocol: docs/protocol.md).
 
-Two tools: `echo` answers with JSON; `countdown` streams progress over SSE, then its result.
+Two tools: `echo` answers with JSON; `countdown` streams progress over SSE, then its result, and
+stops when Brain closes the connection. `GET /tools` lists both for `brain tools config`.
 Run: BRAIN_TOOLS_KEY=secret python3 examples/tools/server.py   (PORT=0 picks a free port)
 """
 
 import hmac
 import json
 import os
+import select
+import socket
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,45 +18,125 @@ TOKEN = os.environ.get("BRAIN_TOOLS_KEY", "")
 if not TOKEN:
     sys.exit("set BRAIN_TOOLS_KEY to the token Brain sends (the binding's token_env)")
 
+MAX_BODY_BYTES = 1024 * 1024
+COUNTDOWN_STEP_SECONDS = 0.02
+
+# What GET /tools answers: each tool as its host-config binding needs it.
+TOOLS = [
+    {
+        "name": "echo",
+        "description": "Echo text through an external tool service.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "maxLength": 4096}},
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "countdown",
+        "description": "Count down from a number, reporting each one as progress.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"from": {"type": "integer", "minimum": 1, "maximum": 1000}},
+            "additionalProperties": False,
+        },
+        "output_schema": {
+            "type": "object",
+            "properties": {"counted": {"type": "integer"}},
+            "required": ["counted"],
+        },
+    },
+]
+
 
 class ToolHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as Brain's connection pool expects
 
     def do_POST(self):
-        expected = f"Bearer {TOKEN}".encode()
-        if not hmac.compare_digest(self.headers.get("Authorization", "").encode(), expected):
+        # Read the whole body before answering, refusals included: on a kept-alive connection the
+        # bytes left unread would be taken for the next request. Brain always sends Content-Length.
+        length = self.headers.get("Content-Length", "")
+        if not length.isdigit():
+            return self.refuse(411, b"send Content-Length")
+        if int(length) > MAX_BODY_BYTES:
+            return self.refuse(413, b"the body is too large")
+        body = self.rfile.read(int(length))
+        if not self.authorized():
             return self.answer(401, "text/plain", b"")
-        length = int(self.headers.get("Content-Length", "0"))
-        call = json.loads(self.rfile.read(length) or b"{}")
+        if self.path not in ("/tools/echo", "/tools/countdown"):
+            return self.answer(404, "text/plain", b"no such tool")  # Brain: http_status, the tool did not run
+        try:
+            call = json.loads(body)
+        except ValueError:
+            return self.answer(400, "text/plain", b"the body is not JSON")
+        if not isinstance(call, dict):
+            return self.answer(400, "text/plain", b"the body is not a JSON object")
         # Authorize with the top-level tenant_id and session_id, never with ids inside arguments.
-        args = call.get("arguments", {})
+        args = call.get("arguments") or {}
         if self.path == "/tools/echo":
             result = {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
             return self.answer(200, "application/json", json.dumps(result).encode())
-        if self.path == "/tools/countdown":
-            return self.countdown(int(args.get("from", 3)))  # SSE: progress events, then the result
-        return self.answer(404, "text/plain", b"no such tool")
+        return self.countdown(int(args.get("from", 3)), call.get("call_id"))  # SSE: progress, then the result
 
-    def countdown(self, start):
+    def do_GET(self):
+        if not self.authorized():
+            return self.answer(401, "text/plain", b"")
+        if self.path == "/tools":
+            return self.answer(200, "application/json", json.dumps({"tools": TOOLS}).encode())
+        return self.answer(404, "text/plain", b"not found")
+
+    def countdown(self, start, call_id):
+        # An event stream has no Content-Length and http.server does not chunk a response, so the
+        # end of the connection ends the stream: say so, and close it after the result.
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-store")
         self.send_header("Connection", "close")
         self.end_headers()
-        for n in range(start, 0, -1):
-            self.event("progress", {"remaining": n})
-            time.sleep(0.02)
-        self.event("result", {"content": [{"type": "text", "text": "liftoff"}], "structured_content": {"counted": start}})
         self.close_connection = True
+        for n in range(start, 0, -1):
+            # Brain closes the connection when the session is interrupted or closed: stop working.
+            if self.caller_gone() or not self.event("progress", {"remaining": n}):
+                print(f"{call_id}: cancelled, Brain closed the connection", flush=True)
+                return
+            time.sleep(COUNTDOWN_STEP_SECONDS)
+        result = {"content": [{"type": "text", "text": "liftoff"}], "structured_content": {"counted": start}}
+        self.event("result", result)
+
+    def caller_gone(self):
+        # Brain sends nothing more on a connection while it waits for the answer, so a readable
+        # socket means the other end closed it. A handler that blocks can ask this between steps.
+        if not select.select([self.connection], [], [], 0)[0]:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def event(self, name, data):
-        self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-        self.wfile.flush()
+        try:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+            return True
+        except OSError:  # BrokenPipeError, ConnectionResetError: the caller is gone
+            return False
 
-    def answer(self, status, content_type, body):
+    def authorized(self):
+        expected = f"Bearer {TOKEN}".encode()
+        return hmac.compare_digest(self.headers.get("Authorization", "").encode(), expected)
+
+    def refuse(self, status, message):
+        # the body was not read: close the connection rather than read what follows as a request
+        self.close_connection = True
+        self.answer(status, "text/plain", message, {"Connection": "close"})
+
+    def answer(self, status, content_type, body, headers=None):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
 
@@ -61,6 +144,6 @@ class ToolHandler(BaseHTTPRequestHandler):
         pass  # the request line holds nothing secret, but a quiet example is easier to read
 
 
-server = ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("PORT", "8082"))), ToolHandler)
+server = ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("PORT", "8081"))), ToolHandler)
 print(f"python tool service listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
 server.serve_forever()

@@ -13,7 +13,7 @@ export function describe(info: ObjectInfo): string {
 
 /**
  * A refusal as the model reads it, with its stable code in `structured_content.error.code`. Error
- * results are exempt from the output schema (DESIGN §6), so the type fits any tool's result.
+ * results are exempt from the output schema (docs/protocol.md), so the type fits any tool's result.
  */
 export function errorResult(error: StorageError): ToolResultObject<never> {
   const result: ToolResultObject = {

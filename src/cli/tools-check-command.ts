@@ -1,6 +1,7 @@
 import { compileToolSchema } from "../tools/tool-schemas.js";
 import { checkToolService, formatOutcomes } from "../tools-check/check.js";
 import { parseToolServiceArgs } from "./tool-service-args.js";
+import { untilListening, waitSeconds } from "./wait-for-service.js";
 
 const HELP = `brain tools check — check a tool service against the tool protocol
 
@@ -21,6 +22,8 @@ Options:
   --headers-timeout SECONDS response headers must come within this (default 30, as Brain)
   --timeout SECONDS         the whole call must finish within this (default 60)
   --max-output-bytes N      the result's size cap (default 1048576, as Brain)
+  --wait SECONDS            keep trying for this long while nothing listens at URL yet, for a service
+                            that is still starting (default 0: try once)
   -h, --help                this help`;
 
 function usage(message: string): number {
@@ -56,7 +59,7 @@ function objectSchema(text: string): Record<string, unknown> | string {
 export async function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const parsed = parseToolServiceArgs(
     args,
-    ["arguments", "output-schema", "headers-timeout", "timeout", "max-output-bytes"],
+    ["arguments", "output-schema", "headers-timeout", "timeout", "max-output-bytes", "wait"],
     env,
   );
   if (parsed.help) {
@@ -83,8 +86,17 @@ export async function run(args: string[], env: NodeJS.ProcessEnv = process.env):
   const headersTimeout = positiveNumber(flags["headers-timeout"], "--headers-timeout", 30);
   const timeout = positiveNumber(flags.timeout, "--timeout", 60);
   const maxOutput = positiveNumber(flags["max-output-bytes"], "--max-output-bytes", 1_048_576);
-  for (const value of [headersTimeout, timeout, maxOutput])
+  const wait = waitSeconds(flags.wait);
+  for (const value of [headersTimeout, timeout, maxOutput, wait])
     if (typeof value === "string") return usage(value);
+
+  const unreachable = await untilListening(new URL(url), wait as number, (line) =>
+    process.stderr.write(`${line}\n`),
+  );
+  if (unreachable) {
+    process.stderr.write(`brain tools check: ${unreachable}\n`);
+    return 1;
+  }
 
   const outcomes = await checkToolService(url, {
     token,

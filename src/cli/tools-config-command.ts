@@ -3,6 +3,7 @@ import { type ToolManifest, ToolManifestSchema } from "../../kit/manifest.js";
 import { type HostConfig, HostConfigSchema } from "../config/schema.js";
 import { check, compile } from "../validation.js";
 import { parseToolServiceArgs } from "./tool-service-args.js";
+import { untilListening, waitSeconds } from "./wait-for-service.js";
 
 const HELP = `brain tools config — print a host config for a tool service
 
@@ -10,7 +11,8 @@ Usage:
   brain tools config URL [options] > brain.json
 
 URL is the service (http://127.0.0.1:8082) or its tools' base path (…/tools). The command reads
-the service's tool list (GET URL/tools, as every service built with the tool kit answers) and
+the service's tool list (GET URL/tools, the format in docs/protocol.md: services built with the
+tool kit and both example services in examples/tools answer it) and
 prints a complete host config: one tenant, the scripted model as "default", and one binding per
 tool with its schemas, its URL and the name of the environment variable holding the token.
 Secrets are never written: only variable names.
@@ -71,30 +73,19 @@ export function hostConfigFor(manifest: ToolManifest, options: HostConfigOptions
   };
 }
 
-const RETRY_DELAY_MS = 200;
-
-async function readManifest(base: string, token: string, waitMs: number): Promise<ToolManifest | string> {
-  const deadline = Date.now() + waitMs;
+async function readManifest(base: string, token: string, wait: number): Promise<ToolManifest | string> {
+  const unreachable = await untilListening(new URL(base), wait, (line) => process.stderr.write(`${line}\n`));
+  if (unreachable) return unreachable;
   let response: Awaited<ReturnType<typeof request>>;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      response = await request(base, {
-        headers: { authorization: `Bearer ${token}`, accept: "application/json" },
-        headersTimeout: 10_000,
-        bodyTimeout: 10_000,
-      });
-      break;
-    } catch (error) {
-      const code = (error as { code?: string }).code ?? (error as Error).message;
-      // only a refused connection means "not started yet"; anything else will not get better
-      if (code === "ECONNREFUSED" && Date.now() + RETRY_DELAY_MS <= deadline) {
-        if (attempt === 0) process.stderr.write(`waiting for ${base} to listen…\n`);
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
-        continue;
-      }
-      const waited = attempt > 0 ? ` after ${waitMs / 1000} s` : "";
-      return `cannot reach ${base} (${code})${waited}; is the service running?`;
-    }
+  try {
+    response = await request(base, {
+      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000,
+    });
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? (error as Error).message;
+    return `cannot reach ${base} (${code}); is the service running?`;
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -108,7 +99,7 @@ async function readManifest(base: string, token: string, waitMs: number): Promis
   }
   if (response.statusCode === 401) return `${base} refused the token (401); check --token-env`;
   if (response.statusCode !== 200) {
-    return `${base} answered ${response.statusCode}; a service built with the tool kit lists its tools at GET …/tools`;
+    return `${base} answered ${response.statusCode}; a tool service lists its tools at GET …/tools (docs/protocol.md, "The tool list")`;
   }
   let raw: unknown;
   try {
@@ -128,12 +119,10 @@ export async function run(args: string[], env: NodeJS.ProcessEnv = process.env):
   }
   if (parsed.problem !== undefined) return fail(`${parsed.problem}\n\n${HELP}`, 2);
   const { url: raw, token, flags } = parsed;
-  const wait = Number(flags.wait ?? 0);
-  if (!Number.isFinite(wait) || wait < 0 || wait > 3600) {
-    return fail(`--wait takes seconds from 0 to 3600, not ${JSON.stringify(flags.wait)}`, 2);
-  }
+  const wait = waitSeconds(flags.wait);
+  if (typeof wait === "string") return fail(wait, 2);
   const base = toolsBase(new URL(raw));
-  const manifest = await readManifest(base, token, wait * 1000);
+  const manifest = await readManifest(base, token, wait);
   if (typeof manifest === "string") return fail(manifest);
   const config = hostConfigFor(manifest, {
     base,

@@ -18,7 +18,7 @@ export function createMetrics() {
     }),
     toolCalls: new Counter({
       name: "brain_tool_calls_total",
-      help: "Tool calls by tool and outcome (ok, tool_error, or a DESIGN §6 error code).",
+      help: "Tool calls by tool and outcome (ok, tool_error, or an error code of docs/protocol.md).",
       labelNames: ["tool", "outcome"] as const,
       registers: [registry],
     }),

@@ -71,7 +71,7 @@ function expect401(exchange: Exchange, what: string): Verdict {
 }
 
 /**
- * The rules of the tool protocol (DESIGN §6) that can be checked from outside, in order. One
+ * The rules of the tool protocol (docs/protocol.md) that can be checked from outside, in order. One
  * list: `brain tools check` applies it to any service, and our own services' tests run it.
  */
 export const TOOL_SERVICE_RULES: readonly Rule[] = [

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 import { ROOT } from "./cli.js";
 
@@ -10,16 +10,17 @@ export interface StartedProcess {
 }
 
 /**
- * Spawn `node args…` and resolve once a stdout line satisfies `ready`, with what it returned.
- * Fails if the process exits first or nothing is ready in `timeoutMs`.
+ * Spawn `node args…` (or `command args…`) and resolve once a stdout line satisfies `ready`, with
+ * what it returned. Fails if the process exits first or nothing is ready in `timeoutMs`.
  */
 export function startProcess<T>(
   args: string[],
   env: Record<string, string>,
   ready: (line: string) => T | undefined,
   timeoutMs = 10_000,
+  command = process.execPath,
 ): Promise<StartedProcess & { ready: T }> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -53,14 +54,24 @@ export function startProcess<T>(
   });
 }
 
-/** The example echo service of examples/tools, on a free port. */
-export function startEchoService(token: string) {
+/** An example tool service of examples/tools, on a free port: `ready` is its URL. */
+function startExampleService(command: string, script: string, token: string) {
   return startProcess(
-    ["examples/tools/server.mjs"],
+    [script],
     { BRAIN_TOOLS_KEY: token, PORT: "0" },
     (line) => line.match(/listening on (\S+)/)?.[1],
+    10_000,
+    command,
   );
 }
+
+/** examples/tools/server.mjs: echo, in Node.js. */
+export const startEchoService = (token: string) =>
+  startExampleService(process.execPath, "examples/tools/server.mjs", token);
+
+/** examples/tools/server.py: echo and countdown, in Python; see pythonAvailable. */
+export const startPythonService = (token: string) =>
+  startExampleService("python3", "examples/tools/server.py", token);
 
 /** A reader of log lines that finds the URL in the JSON line whose `msg` is `message`. */
 const urlFromLog =
@@ -79,3 +90,10 @@ export const brainUrlFromLog = urlFromLog("brain listening");
 
 /** A kit tool service's `listening` log line carries its URL. */
 export const toolServiceUrlFromLog = urlFromLog("tool service listening");
+
+/** Whether python3 runs here; when it does not, says once on stderr what is skipped and why. */
+export function pythonAvailable(skipped: string): boolean {
+  const found = spawnSync("python3", ["--version"]).status === 0;
+  if (!found) process.stderr.write(`python3 not found: ${skipped} skipped (install python3 to run them)\n`);
+  return found;
+}

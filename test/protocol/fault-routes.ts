@@ -15,7 +15,7 @@ const sse = (res: ServerResponse) => res.writeHead(200, { "content-type": "text/
 const never = () => new Promise<void>(() => {});
 
 /**
- * A tool service that injects every fault of DESIGN §6, one route each. The protocol tests use
+ * A tool service that injects every fault of docs/protocol.md, one route each. The protocol tests use
  * each route once; the reliability soak picks them at random.
  */
 export const FAULTS: Fault[] = [

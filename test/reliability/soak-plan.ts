@@ -1,7 +1,7 @@
 import type { StoredEvent } from "../../src/client/client.js";
 import type { Random } from "./random.js";
 
-/** What Brain must record for a call: "ok", "tool_error" (the service's own error result), or a §6 code. */
+/** What Brain must record for a call: "ok", "tool_error" (the service's own error result), or a code of docs/protocol.md. */
 export interface Expected {
   code: string;
   unknownOutcome: boolean;

@@ -177,7 +177,7 @@ async function settledHeap(): Promise<number> {
   return process.memoryUsage().heapUsed;
 }
 
-describe("a soak of sessions against a tool service that injects every §6 fault at random", () => {
+describe("a soak of sessions against a tool service that injects every fault of docs/protocol.md at random", () => {
   it("answers every call exactly once with the right code, keeps seq gapless, and leaks no handle or memory", async () => {
     // one call alone first: a cold Brain compiles undici's HTTP parser, which on a loaded machine
     // can take longer than the headers timeout

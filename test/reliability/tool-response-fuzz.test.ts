@@ -28,7 +28,7 @@ async function dribble(socket: Socket, bytes: string, everyMs: number): Promise<
   }
 }
 
-/** A hostile answer, and the outcomes Brain may record for it ("ok" or §6 codes). */
+/** A hostile answer, and the outcomes Brain may record for it ("ok" or the codes of docs/protocol.md). */
 interface Case {
   answer: (socket: Socket) => unknown;
   outcomes: readonly string[];

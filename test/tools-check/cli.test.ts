@@ -1,57 +1,122 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOOL_SERVICE_RULES } from "../../src/tools-check/rules.js";
 import { BRAIN_BIN, ROOT, runBrain } from "../helpers/cli.js";
 import { closedPort } from "../helpers/ports.js";
-import { type StartedProcess, startEchoService } from "../helpers/processes.js";
+import {
+  pythonAvailable,
+  type StartedProcess,
+  startEchoService,
+  startProcess,
+  startPythonService,
+} from "../helpers/processes.js";
 import { type LocalTools, startLocalTools } from "../local-tools/local-tools-process.js";
 
 const TOKEN = "cli-check-token-9d8e7f";
 const RULES = TOOL_SERVICE_RULES.length;
+const python = pythonAvailable("brain tools config and check against examples/tools/server.py");
 let echo: StartedProcess & { ready: string };
-let python: ChildProcess;
-let pythonUrl: string;
+let pythonService: StartedProcess & { ready: string };
+let dir: string;
 
 beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "tools-cli-"));
   echo = await startEchoService(TOKEN);
-  python = spawn("python3", ["examples/tools/server.py"], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", BRAIN_TOOLS_KEY: TOKEN, PORT: "0" },
-  });
-  pythonUrl = await new Promise<string>((resolve, reject) => {
-    python.once("exit", (code) => reject(new Error(`python exited with ${code}`)));
-    createInterface({ input: python.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-      const match = /listening on (\S+)/.exec(line);
-      if (match?.[1]) resolve(match[1]);
-    });
-  });
+  if (python) pythonService = await startPythonService(TOKEN);
 });
 afterAll(async () => {
   await echo?.stop();
-  python?.kill();
+  await pythonService?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Arguments each example tool is checked with. */
+const SAMPLE_ARGUMENTS: Record<string, string> = { echo: '{"text":"hi"}', countdown: '{"from":2}' };
+
+interface Binding {
+  name: string;
+  url: string;
+  input_schema: Record<string, unknown>;
+  output_schema?: Record<string, unknown>;
+}
+
+describe.each([
+  { service: "examples/tools/server.mjs", url: () => echo.ready, tools: ["echo"], available: true },
+  {
+    service: "examples/tools/server.py",
+    url: () => pythonService.ready,
+    tools: ["echo", "countdown"],
+    available: python,
+  },
+])("brain tools config and check on $service", ({ url, tools, available }) => {
+  it.skipIf(!available)("writes a config Brain accepts, whose every tool passes every rule", () => {
+    const written = runBrain(["tools", "config", url(), "--token-env", "ECHO_KEY"], { ECHO_KEY: TOKEN });
+    expect(written.stderr).toContain(`${tools.length} tools from ${url()}/tools`);
+    expect(written.code).toBe(0);
+    const config = JSON.parse(written.stdout) as { tools: Binding[] };
+    expect(config.tools.map((tool) => tool.name)).toEqual(tools);
+    // the same echo as the hand-written binding of examples/brain.json
+    const example = JSON.parse(readFileSync(join(ROOT, "examples/brain.json"), "utf8")).tools[0];
+    expect(config.tools[0]).toMatchObject({
+      name: example.name,
+      description: example.description,
+      input_schema: example.input_schema,
+      url: `${url()}/tools/echo`,
+      token_env: "ECHO_KEY",
+    });
+    const path = join(dir, `${tools.length}-tools.json`);
+    writeFileSync(path, written.stdout);
+    expect(runBrain(["-config", path, "-check"], { BRAIN_API_KEY: "k", ECHO_KEY: "t" }).code).toBe(0);
+
+    for (const tool of config.tools) {
+      const schema = tool.output_schema ? ["--output-schema", JSON.stringify(tool.output_schema)] : [];
+      const args = ["--arguments", SAMPLE_ARGUMENTS[tool.name] ?? "{}", ...schema];
+      const run = runBrain(["tools", "check", tool.url, "--token-env", "ECHO_KEY", ...args], {
+        ECHO_KEY: TOKEN,
+      });
+      expect(run.stderr).toBe("");
+      expect(run.code, run.stdout).toBe(0);
+      const lines = run.stdout.trim().split("\n");
+      expect(lines[0]).toBe(tool.url);
+      expect(lines.slice(1, -1)).toHaveLength(RULES);
+      for (const line of lines.slice(1, -1)) expect(line).toMatch(/^PASS {2}\S+ +\S/);
+      expect(lines.at(-1)).toBe(`all ${RULES} rules pass`);
+      expect(run.stdout).not.toContain(TOKEN);
+    }
+  });
 });
 
 describe("brain tools check", () => {
-  it.each([
-    ["examples/tools/server.mjs echo", () => `${echo.ready}/tools/echo`, '{"text":"hi"}'],
-    ["examples/tools/server.py echo", () => `${pythonUrl}/tools/echo`, '{"text":"hi"}'],
-    ["examples/tools/server.py countdown", () => `${pythonUrl}/tools/countdown`, '{"from":2}'],
-  ])("passes %s, one line per rule, exit 0", (_name, url, args) => {
-    const run = runBrain(["tools", "check", url(), "--token-env", "ECHO_KEY", "--arguments", args], {
-      ECHO_KEY: TOKEN,
+  it("--wait keeps trying while the service is still starting", async () => {
+    const port = await closedPort();
+    const command = spawn(
+      process.execPath,
+      [BRAIN_BIN, "tools", "check", `http://127.0.0.1:${port}/tools/echo`, "--wait", "10"],
+      { env: { PATH: process.env.PATH ?? "", BRAIN_TOOLS_KEY: TOKEN }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    command.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => command.once("exit", resolve));
+    // the command is waiting before the service starts
+    while (!stderr.includes("waiting for")) await new Promise((resolve) => setTimeout(resolve, 20));
+    const late = await startProcess(
+      ["examples/tools/server.mjs"],
+      { BRAIN_TOOLS_KEY: TOKEN, PORT: String(port) },
+      (line) => line.match(/listening on (\S+)/)?.[1],
+    );
+    try {
+      expect(await exited, stderr).toBe(0);
+    } finally {
+      await late.stop();
+    }
+    const down = runBrain(["tools", "check", "http://127.0.0.1:1/tools/echo", "--wait", "0.5"], {
+      BRAIN_TOOLS_KEY: "t",
     });
-    expect(run.stderr).toBe("");
-    expect(run.code).toBe(0);
-    const lines = run.stdout.trim().split("\n");
-    expect(lines[0]).toBe(url());
-    expect(lines.slice(1, -1)).toHaveLength(RULES);
-    for (const line of lines.slice(1, -1)) expect(line).toMatch(/^PASS {2}\S+ +\S/);
-    expect(lines.at(-1)).toBe(`all ${RULES} rules pass`);
-    expect(run.stdout).not.toContain(TOKEN);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/cannot reach .*ECONNREFUSED\) after 0.5 s; is the service running\?/);
   });
 
   it("fails with a wrong token, says why, exits 1, and never prints the token", () => {
@@ -104,14 +169,11 @@ describe("brain tools check", () => {
 
 describe("brain tools config", () => {
   let tools: LocalTools;
-  let dir: string;
   beforeAll(async () => {
     tools = await startLocalTools();
-    dir = mkdtempSync(join(tmpdir(), "tools-config-"));
   });
   afterAll(async () => {
     await tools?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("writes a host config Brain accepts, with the service's schemas and only variable names", () => {
