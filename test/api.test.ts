@@ -517,7 +517,7 @@ describe("routes", () => {
     ]);
     const post = doc.paths["/sessions/{id}/messages"].post.responses;
     expect(Object.keys(post).sort()).toEqual(
-      ["202", "400", "401", "404", "408", "409", "413", "415", "431", "500"].sort(),
+      ["202", "400", "401", "404", "408", "409", "413", "415", "431", "500", "503"].sort(),
     );
     expect(Object.keys(doc.paths["/healthz"].get.responses).sort()).toEqual(["200", "408", "431", "500"]);
   });
