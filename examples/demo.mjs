@@ -1,19 +1,13 @@
 // Brain's main job, end to end on the embedded defaults: the example echo service, Brain on
 // SQLite with the scripted model, and a session that calls echo, its events printed live.
 // Everything it starts, it stops. Run: npm run demo
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { Children, requireBuild, root } from "./lib/children.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-if (!existsSync(join(root, "dist/src/client/client.js"))) {
-  console.error("Brain is not built: run `npm ci` (it builds), or `npm run build`.");
-  process.exit(1);
-}
+requireBuild();
 const { BrainClient } = await import("../dist/src/client/client.js");
 const { formatEvent } = await import("../dist/src/client/format-event.js");
 
@@ -23,47 +17,10 @@ const env = {
   BRAIN_API_KEY: randomBytes(24).toString("base64url"),
   BRAIN_TOOLS_KEY: randomBytes(24).toString("base64url"),
 };
-const children = [];
-
-/** Start a process and resolve with the first stdout line `pick` accepts. */
-function start(name, args, extraEnv, pick) {
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    env: { ...env, ...extraEnv },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`${name} exited with code ${code} before it was ready`)));
-    const lines = createInterface({ input: child.stdout });
-    lines.on("line", (line) => {
-      const found = pick(line);
-      if (found) resolve(found);
-    });
-  });
-}
-
-async function stopAll() {
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve();
-          child.once("exit", resolve);
-          child.kill("SIGTERM");
-        }),
-    ),
-  );
-  rmSync(work, { recursive: true, force: true });
-}
+const children = new Children(env);
 
 try {
-  const echoUrl = await start(
-    "echo service",
-    ["examples/tools/server.mjs"],
-    { PORT: "0" },
-    (line) => line.match(/listening on (\S+)/)?.[1],
-  );
+  const echoUrl = await children.startEcho();
   console.log(`echo tool service on ${echoUrl}`);
 
   const config = JSON.parse(readFileSync(join(root, "examples/brain.json"), "utf8"));
@@ -74,18 +31,7 @@ try {
   config.tools[0].url = `${echoUrl}/tools/echo`;
   writeFileSync(join(work, "brain.json"), JSON.stringify(config, null, 2));
 
-  const brainUrl = await start(
-    "brain",
-    ["dist/src/cli/main.js", "-config", join(work, "brain.json")],
-    {},
-    (line) => {
-      try {
-        return JSON.parse(line).url;
-      } catch {
-        return undefined;
-      }
-    },
-  );
+  const brainUrl = await children.startBrain("brain", join(work, "brain.json"));
   console.log(`brain on ${brainUrl} (store ${join(work, "brain.db")})\n`);
 
   const client = new BrainClient(brainUrl, env.BRAIN_API_KEY);
@@ -105,5 +51,6 @@ try {
   console.error(`demo failed: ${error.message}`);
   process.exitCode = 1;
 } finally {
-  await stopAll();
+  await children.stopAll();
+  rmSync(work, { recursive: true, force: true });
 }

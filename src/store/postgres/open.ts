@@ -11,10 +11,10 @@ export interface PostgresConnection {
 
 export class PostgresUnavailableError extends Error {
   constructor(urlEnv: string, cause: unknown) {
+    // pg's messages name the host, port, user or database, never the password
     const code = (cause as { code?: string }).code;
-    super(
-      `cannot reach the PostgreSQL server in ${urlEnv}: ${code ?? (cause as Error).message ?? String(cause)}`,
-    );
+    const message = cause instanceof Error ? cause.message : String(cause);
+    super(`cannot use the PostgreSQL server in ${urlEnv}: ${code ? `${message} (${code})` : message}`);
     this.name = "PostgresUnavailableError";
   }
 }
