@@ -99,7 +99,7 @@ export class ToolDispatcher {
           origin: binding.url.origin,
           path: binding.url.pathname + binding.url.search,
           method: "POST",
-          headers: requestHeaders(binding, request.traceparent),
+          headers: requestHeaders(binding, request.callId, request.traceparent),
           body: requestBody(request),
           signal: controller.signal,
           headersTimeout: 0,
@@ -166,10 +166,16 @@ function untilAborted(
   });
 }
 
-function requestHeaders(binding: ToolBinding, traceparent: string | undefined): Record<string, string> {
+function requestHeaders(
+  binding: ToolBinding,
+  callId: string,
+  traceparent: string | undefined,
+): Record<string, string> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
+    // so that ordinary infrastructure in front of a service can deduplicate without reading the body
+    "idempotency-key": callId,
   };
   if (binding.token) headers.authorization = `Bearer ${binding.token.reveal()}`;
   if (traceparent) headers.traceparent = traceparent;

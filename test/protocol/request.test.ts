@@ -175,7 +175,7 @@ function lastCall(path: string): ReceivedCall {
 }
 
 describe("the request", () => {
-  it("has exactly the headers and body of §6, with the token when token_env is set", async () => {
+  it("has exactly the headers and body of the protocol, with the token when token_env is set", async () => {
     const session = await client.createSession(oneCall("echo_with_token", { text: "hi" }));
     const events = await runTurn(client, session.id, "go");
     const call = lastCall("/echo");
@@ -183,6 +183,7 @@ describe("the request", () => {
     expect(call.headers["content-type"]).toBe("application/json");
     expect(call.headers.accept).toBe("application/json, text/event-stream");
     expect(call.headers.authorization).toBe(`Bearer ${TOOL_TOKEN}`);
+    expect(call.headers["idempotency-key"]).toBe(callId);
     expect(call.headers.traceparent).toBeUndefined();
     expect(call.body).toEqual({
       tenant_id: "acme",
