@@ -166,6 +166,28 @@ describe("brain -check", () => {
     ]);
   });
 
+  it("refuses a key or token no header can carry, naming the variable, in -check and at start", () => {
+    const model = baseConfig() as Record<string, unknown>;
+    model.models = [{ name: "default", provider: "openai", model: "m", api_key_env: "OPENAI_API_KEY" }];
+    const env = { BRAIN_API_KEY: "key-one\n", BRAIN_TOOLS_KEY: "tool token", OPENAI_API_KEY: "\u0001sk" };
+    const expected = [
+      "tenants[0].api_key_env: environment variable BRAIN_API_KEY holds a newline at its end;",
+      "models[0].api_key_env: environment variable OPENAI_API_KEY holds a control character at its start;",
+      "tools[0].token_env: environment variable BRAIN_TOOLS_KEY holds a space inside;",
+    ];
+    const checked = check(model, env);
+    expect(checked.code).toBe(2);
+    expect(problems(checked).map((line) => line.slice(0, line.indexOf(";") + 1))).toEqual(expected);
+    const path = join(dir, "bad-key-start.json");
+    writeFileSync(path, JSON.stringify(model));
+    const started = runBrain(["-config", path], env);
+    expect(started.code).toBe(2);
+    expect(problems(started).map((line) => line.slice(0, line.indexOf(";") + 1))).toEqual(expected);
+    for (const output of [checked, started]) {
+      expect(`${output.stdout}${output.stderr}`).not.toMatch(/key-one|tool token|sk\b/);
+    }
+  });
+
   it("rejects a binding naming an undeclared tenant", () => {
     const result = check(withTool({ tenants: ["local", "ghost"] }));
     expect(problems(result)).toEqual(['tools[0].tenants[1]: tenant "ghost" is not declared in tenants']);

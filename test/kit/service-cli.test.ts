@@ -168,4 +168,15 @@ describe("a service's config file", () => {
     expect(withToken.code).toBe(0);
     expect(withToken.stdout + withToken.stderr).not.toContain(TOKEN);
   });
+
+  it("refuses a secret no Authorization header could carry, in -check and at start, without showing it", () => {
+    const path = writeConfig("stray.json", { greeting: "hi", token_env: "GREETER_KEY" });
+    const expected = `${path}: token_env: environment variable GREETER_KEY holds a newline at its end; a key or token is visible ASCII characters only (no spaces, no line ends)`;
+    const checked = greeter(["-config", path, "-check"], { GREETER_KEY: `${TOKEN}\n` });
+    expect(checked).toEqual({ code: 2, stdout: "", stderr: `${expected}\n` });
+    const started = greeter(["-config", path], { GREETER_KEY: `${TOKEN}\n` });
+    expect(started.code).toBe(2);
+    expect(started.stderr).toContain(expected);
+    expect(started.stderr).not.toContain(TOKEN);
+  });
 });
