@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { resolveConfig } from "../src/config/load.js";
-import { ROOT, runBrain } from "./helpers/cli.js";
+import { BRAIN_BIN, ROOT, runBrain, runNode } from "./helpers/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "brain-check-"));
 const ENV = { BRAIN_API_KEY: "k1", BRAIN_TOOLS_KEY: "t1" };
@@ -65,6 +65,45 @@ describe("brain -check", () => {
     const broken = check("{ not json");
     expect(broken.code).not.toBe(0);
     expect(problems(broken)[0]).toMatch(/^\(root\): not valid JSON/);
+  });
+
+  it("places a JSON syntax error by line and column, as an editor counts them", () => {
+    const text =
+      '{\n  "tenants": [\n    { "id": "local", "api_key_env": "BRAIN_API_KEY" },\n  ],\n  "models": []\n}\n';
+    const result = check(text);
+    expect(result.code).toBe(2);
+    expect(problems(result)).toEqual([
+      "(root): not valid JSON: line 4, column 3: found ']' where a value should be",
+    ]);
+  });
+
+  it("suggests the known field one edit away from an unknown one", () => {
+    const result = check({
+      ...baseConfig(),
+      listne: "127.0.0.1:0",
+      tools: [{ ...echoBinding(), timeout_second: 3 }],
+    });
+    expect(problems(result)).toEqual([
+      'listne: unknown field; did you mean "listen"?',
+      'tools[0].timeout_second: unknown field; did you mean "timeout_seconds"?',
+    ]);
+  });
+
+  it("ends a failed check with the count of problems, not with a start that was never asked for", () => {
+    const result = check(withTool({ url: "ftp://x" }));
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain("did not start");
+    expect(result.stderr.trim().split("\n").at(-1)).toMatch(/config-\d+\.json: 1 problem$/);
+  });
+
+  it("points a bare `brain` without a brain.json at -config and --help", () => {
+    for (const args of [[], ["-check"]]) {
+      const result = runNode(BRAIN_BIN, args, ENV, { cwd: dir });
+      expect(result).toMatchObject({ code: 2, stdout: "" });
+      expect(result.stderr).toBe(
+        `brain: no config file named, and there is no brain.json in ${dir}: name one with -config FILE (brain --help says more)\n`,
+      );
+    }
   });
 
   it("rejects unknown fields anywhere", () => {
@@ -310,6 +349,17 @@ describe("the published config schema", () => {
 
   it("is the schema Brain validates with", () => {
     expect(JSON.parse(runBrain(["schema"]).stdout)).toEqual(published);
+  });
+
+  it("is not printed for --help, which explains the command instead", () => {
+    for (const flag of ["--help", "-h", "-help"]) {
+      const help = runBrain(["schema", flag]);
+      expect(help).toMatchObject({ code: 0, stderr: "" });
+      expect(help.stdout).toMatch(/^brain schema — print the host config's JSON Schema\n\nUsage:\n/);
+    }
+    const extra = runBrain(["schema", "brain.json"]);
+    expect(extra).toMatchObject({ code: 2, stdout: "" });
+    expect(extra.stderr).toMatch(/^brain schema: Unexpected argument 'brain.json'/);
   });
 
   it("validates the example configs, and rejects a broken one", () => {

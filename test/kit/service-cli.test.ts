@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -57,6 +57,18 @@ describe("a service's command line", () => {
   it("reads the default config file when none is named", () => {
     writeConfig("greeter.json", { greeting: "hey" });
     expect(greeter(["-check"])).toMatchObject({ code: 0, stdout: 'greeter.json: valid (greeting "hey")\n' });
+  });
+
+  it("points at -config and --help when none is named and the default file is not there", () => {
+    const empty = join(dir, "empty");
+    mkdirSync(empty);
+    for (const args of [[], ["-check"]]) {
+      expect(runNode(GREETER, args, env, { cwd: empty })).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `greeter: no config file named, and there is no greeter.json in ${empty}: name one with -config FILE (greeter --help says more)\n`,
+      });
+    }
   });
 
   it("reports each problem on its own line after the file's path, exit 2; starting, says it did not start", () => {
