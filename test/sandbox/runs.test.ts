@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { needs } from "../helpers/host-needs.js";
 import { startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
 import { envelope } from "../kit/kit-service.js";
 import {
@@ -44,7 +45,7 @@ interface JobStatus {
 const statusOf = (answer: { result: { structured_content?: Record<string, unknown> } }) =>
   answer.result.structured_content as unknown as JobStatus;
 
-describe("sandbox_exec", () => {
+describe("sandbox_exec", needs("sandbox"), () => {
   it("streams stdout and stderr as progress while it runs, then the whole result", async () => {
     const answer = await sandbox.call("sandbox_exec", {
       language: "python",
@@ -210,7 +211,7 @@ describe("sandbox_exec", () => {
   });
 });
 
-describe("jobs", () => {
+describe("jobs", needs("sandbox"), () => {
   it("outlive the call that started them, report output so far, and stop at sandbox_cancel", async () => {
     const tag = marker();
     const started = await sandbox.call("sandbox_start", {
@@ -305,7 +306,7 @@ describe("jobs", () => {
   });
 });
 
-describe("the service process", () => {
+describe("the service process", needs("sandbox"), () => {
   it("takes its sandboxes with it when it dies", async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "sandbox-proc-"));
     chmodSync(stateDir, 0o711);

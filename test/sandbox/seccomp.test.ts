@@ -9,6 +9,7 @@ import {
   seccompFilter,
   X32_SYSCALL_BIT,
 } from "../../services/sandbox/seccomp.js";
+import { needs } from "../helpers/host-needs.js";
 import { startTestSandbox } from "./sandbox-service.js";
 
 /** Run a classic BPF program as the kernel would on one system call (only what the filter uses). */
@@ -80,7 +81,7 @@ const ATTEMPTS = [
   "print('keyctl', attempt(250, 0, -3, 0))",
 ].join("\n");
 
-describe("code in a sandbox", () => {
+describe("code in a sandbox", needs("sandbox"), () => {
   it.each([
     ["default", { getpid: "ok", ptrace: "EPERM", unshare: "EPERM", keyctl: "EPERM" }],
     // the control: the same calls go through without the filter
