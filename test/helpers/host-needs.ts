@@ -79,8 +79,6 @@ const NEEDS = {
   cgroups: () => [...sandboxLacks(), ...cgroupLacks()],
   /** A tmpfs mounted in a private mount namespace (a full disk). */
   mount: mountLacks,
-  /** The Python example tool service. */
-  python: () => program("python3", "python3"),
   /** Prometheus' own check of the /metrics output. */
   promtool: () => program("promtool", "prometheus"),
 } satisfies Record<string, () => string[]>;
