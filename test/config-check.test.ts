@@ -1,12 +1,13 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { resolveConfig } from "../src/config/load.js";
 import { BRAIN_BIN, ROOT, runBrain, runNode } from "./helpers/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "brain-check-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ENV = { BRAIN_API_KEY: "k1", BRAIN_TOOLS_KEY: "t1" };
 
 const echoBinding = () => ({
@@ -75,6 +76,10 @@ describe("brain -check", () => {
     expect(problems(result)).toEqual([
       "(root): not valid JSON: line 4, column 3: found ']' where a value should be",
     ]);
+  });
+
+  it("reads a file that an editor began with a byte order mark", () => {
+    expect(check(`\uFEFF${JSON.stringify(baseConfig())}`)).toMatchObject({ code: 0, stderr: "" });
   });
 
   it("suggests the known field one edit away from an unknown one", () => {

@@ -5,6 +5,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { needs } from "../helpers/host-needs.js";
 import { startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
+import { removedOnFailure } from "../helpers/temp-dir.js";
 import { envelope } from "../kit/kit-service.js";
 import {
   callTool,
@@ -313,10 +314,13 @@ describe("the service process", needs("sandbox"), () => {
     const configPath = join(stateDir, "sandbox.json");
     writeFileSync(configPath, JSON.stringify(testConfig(join(stateDir, "state"), 130_300)));
     const token = "proc-token-0123456789";
-    const service = await startProcess(
-      ["dist/services/sandbox/main.js", "-config", configPath],
-      { SANDBOX_TEST_TOKEN: token },
-      toolServiceUrlFromLog,
+    const service = await removedOnFailure(
+      stateDir,
+      startProcess(
+        ["dist/services/sandbox/main.js", "-config", configPath],
+        { SANDBOX_TEST_TOKEN: token },
+        toolServiceUrlFromLog,
+      ),
     );
     try {
       const tag = marker();

@@ -8,6 +8,7 @@ import { type RunningSandboxService, startSandboxService } from "../../services/
 import type { ResultObject } from "../../src/tools/result.js";
 import { captureLog } from "../helpers/captured-log.js";
 import { onPath } from "../helpers/host-needs.js";
+import { removedOnFailure } from "../helpers/temp-dir.js";
 import { envelope, parseEventStream, postCall } from "../kit/kit-service.js";
 
 export interface CallOptions {
@@ -83,9 +84,10 @@ export async function startTestSandbox(
   );
   if (!resolved.ok) throw new Error(`test config invalid:\n${resolved.problems.join("\n")}`);
   const log = captureLog();
-  const running = await startSandboxService(resolved.config, {
+  const started = startSandboxService(resolved.config, {
     logger: pino({ level: "debug", base: { service: "sandbox" } }, log.destination),
   });
+  const running = await (ownDir ? removedOnFailure(stateDir, started) : started);
   return {
     url: running.url,
     token,
