@@ -71,6 +71,9 @@ function mountLacks(): string[] {
       ];
 }
 
+/** The system call numbers of the kernel's headers, which the seccomp filter's are checked against. */
+export const KERNEL_HEADER = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h";
+
 /** What each kind of test needs of the host beyond Node 20, as what is missing and how to get it. */
 const NEEDS = {
   /** Real sandboxes: the sandbox service started for real. */
@@ -79,6 +82,11 @@ const NEEDS = {
   cgroups: () => [...sandboxLacks(), ...cgroupLacks()],
   /** A tmpfs mounted in a private mount namespace (a full disk). */
   mount: mountLacks,
+  /** The x86_64 kernel headers. */
+  kernelHeaders: () =>
+    existsSync(KERNEL_HEADER)
+      ? []
+      : [`${KERNEL_HEADER} is not there (Debian: apt-get install -y linux-libc-dev)`],
   /** Prometheus' own check of the /metrics output. */
   promtool: () => program("promtool", "prometheus"),
 } satisfies Record<string, () => string[]>;
