@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { envSecret, tokenProblem } from "../src/secret.js";
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value).digest();
@@ -16,7 +17,9 @@ export function bearerToken(header: string | undefined): string | undefined {
  * only the digest is kept.
  */
 export function bearerAuth(token: string): (authorization: string | undefined) => boolean {
-  if (token.length === 0) throw new Error("a bearer token must not be empty");
+  const problem = tokenProblem(token);
+  // a token no header can carry would refuse every caller: better not to start
+  if (problem) throw new Error(`the bearer token ${problem}`);
   const expected = digest(token);
   return (authorization) => {
     const presented = bearerToken(authorization);
@@ -24,9 +27,12 @@ export function bearerAuth(token: string): (authorization: string | undefined) =
   };
 }
 
-/** The value of environment variable `name`; throws, naming the variable, when it is unset or empty. */
+/**
+ * The value of environment variable `name`; throws, naming the variable, when it is unset or empty
+ * or holds what no `Authorization` header can carry (whitespace, control characters).
+ */
 export function tokenFromEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
-  const value = env[name];
-  if (!value) throw new Error(`set the environment variable ${name} to the service's bearer token`);
-  return value;
+  const read = envSecret(env, name, `set the environment variable ${name} to the service's bearer token`);
+  if (read.ok) return read.secret.reveal();
+  throw new Error(read.problem);
 }

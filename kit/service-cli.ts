@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Logger } from "pino";
 
@@ -40,6 +41,16 @@ export interface ServiceCommand<Config> {
 /** Go's flag package style (-config) and GNU style (--config) are both accepted. */
 export function normalizeFlags(args: readonly string[]): string[] {
   return args.map((arg) => (/^-[a-z][a-z-]+(=.*)?$/.test(arg) ? `-${arg}` : arg));
+}
+
+/**
+ * What to say when a command line names no config file and the default one is not in the current
+ * directory, or undefined when it is there: a bare "cannot read NAME.json: ENOENT" tells a new
+ * user neither the flag nor where to look.
+ */
+export function missingDefaultConfig(name: string, defaultConfig: string): string | undefined {
+  if (existsSync(defaultConfig)) return undefined;
+  return `${name}: no config file named, and there is no ${defaultConfig} in ${process.cwd()}: name one with -config FILE (${name} --help says more)`;
 }
 
 /** How often a server started by npm looks whether the process that started it is still there. */
@@ -131,6 +142,11 @@ async function serviceMain<Config>(command: ServiceCommand<Config>, argv: string
     return subcommand ? subcommand({ args, flags, usage }) : usage(`unknown command "${name}"`);
   }
 
+  const missing = values.config === undefined && missingDefaultConfig(command.name, command.defaultConfig);
+  if (missing) {
+    process.stderr.write(`${missing}\n`);
+    return 2;
+  }
   const path = flags.config;
   const printProblems = (problems: readonly string[]) => {
     for (const problem of problems) process.stderr.write(`${path}: ${problem}\n`);

@@ -1,5 +1,5 @@
 import { readJsonFile } from "../src/config/json-file.js";
-import { Secret } from "../src/secret.js";
+import { envSecret, type Secret } from "../src/secret.js";
 import type { ConfigResult } from "./service-cli.js";
 
 /** Resolves a parsed config against the environment; relative paths in it resolve against `baseDir`. */
@@ -24,17 +24,18 @@ export function loadServiceConfig<Config>(
 
 /**
  * Reads the secrets a config names by environment variable (`token_env`, …). A missing or empty
- * one adds "FIELD: set the environment variable NAME to WHAT" to `problems`, so every missing
- * secret is reported at once; a found one is a Secret, which no log line or message can show.
+ * one adds "FIELD: set the environment variable NAME to WHAT" to `problems`, one no header could
+ * carry (a stray newline, say) says so, so every unusable secret is reported at once; a found one
+ * is a Secret, which no log line or message can show.
  */
 export function envSecrets(
   env: NodeJS.ProcessEnv,
   problems: string[],
 ): (field: string, name: string, what: string) => Secret | undefined {
   return (field, name, what) => {
-    const value = env[name];
-    if (value) return new Secret(value);
-    problems.push(`${field}: set the environment variable ${name} to ${what}`);
+    const read = envSecret(env, name, `set the environment variable ${name} to ${what}`);
+    if (read.ok) return read.secret;
+    problems.push(`${field}: ${read.problem}`);
     return undefined;
   };
 }

@@ -1,6 +1,7 @@
 import { type Static, type TObject, type TSchema, type TUnsafe, Type } from "@sinclair/typebox";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import { didYouMean } from "./did-you-mean.js";
 
 // Ajv for our own wire shapes (host config, request bodies, events, tool results). Tool authors'
 // schemas get their own instances (src/tools/tool-schemas.ts), so a hostile input_schema cannot
@@ -83,9 +84,12 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, prefix 
     const path = jsonPath(error.instancePath, prefix);
     let line: string;
     switch (error.keyword) {
-      case "additionalProperties":
-        line = `${join(path, String(error.params.additionalProperty))}: unknown field`;
+      case "additionalProperties": {
+        const field = String(error.params.additionalProperty);
+        const known = Object.keys((error.parentSchema?.properties ?? {}) as Record<string, unknown>);
+        line = `${join(path, field)}: unknown field${didYouMean(field, known)}`;
         break;
+      }
       case "required":
         line = `${join(path, String(error.params.missingProperty))}: is required`;
         break;

@@ -1,12 +1,13 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { resolveConfig } from "../src/config/load.js";
-import { ROOT, runBrain } from "./helpers/cli.js";
+import { BRAIN_BIN, ROOT, runBrain, runNode } from "./helpers/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "brain-check-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ENV = { BRAIN_API_KEY: "k1", BRAIN_TOOLS_KEY: "t1" };
 
 const echoBinding = () => ({
@@ -65,6 +66,49 @@ describe("brain -check", () => {
     const broken = check("{ not json");
     expect(broken.code).not.toBe(0);
     expect(problems(broken)[0]).toMatch(/^\(root\): not valid JSON/);
+  });
+
+  it("places a JSON syntax error by line and column, as an editor counts them", () => {
+    const text =
+      '{\n  "tenants": [\n    { "id": "local", "api_key_env": "BRAIN_API_KEY" },\n  ],\n  "models": []\n}\n';
+    const result = check(text);
+    expect(result.code).toBe(2);
+    expect(problems(result)).toEqual([
+      "(root): not valid JSON: line 4, column 3: found ']' where a value should be",
+    ]);
+  });
+
+  it("reads a file that an editor began with a byte order mark", () => {
+    expect(check(`\uFEFF${JSON.stringify(baseConfig())}`)).toMatchObject({ code: 0, stderr: "" });
+  });
+
+  it("suggests the known field one edit away from an unknown one", () => {
+    const result = check({
+      ...baseConfig(),
+      listne: "127.0.0.1:0",
+      tools: [{ ...echoBinding(), timeout_second: 3 }],
+    });
+    expect(problems(result)).toEqual([
+      'listne: unknown field; did you mean "listen"?',
+      'tools[0].timeout_second: unknown field; did you mean "timeout_seconds"?',
+    ]);
+  });
+
+  it("ends a failed check with the count of problems, not with a start that was never asked for", () => {
+    const result = check(withTool({ url: "ftp://x" }));
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain("did not start");
+    expect(result.stderr.trim().split("\n").at(-1)).toMatch(/config-\d+\.json: 1 problem$/);
+  });
+
+  it("points a bare `brain` without a brain.json at -config and --help", () => {
+    for (const args of [[], ["-check"]]) {
+      const result = runNode(BRAIN_BIN, args, ENV, { cwd: dir });
+      expect(result).toMatchObject({ code: 2, stdout: "" });
+      expect(result.stderr).toBe(
+        `brain: no config file named, and there is no brain.json in ${dir}: name one with -config FILE (brain --help says more)\n`,
+      );
+    }
   });
 
   it("rejects unknown fields anywhere", () => {
@@ -164,6 +208,28 @@ describe("brain -check", () => {
     expect(problems(check(model))).toEqual([
       "models[0].api_key_env: environment variable ANTHROPIC_API_KEY is not set",
     ]);
+  });
+
+  it("refuses a key or token no header can carry, naming the variable, in -check and at start", () => {
+    const model = baseConfig() as Record<string, unknown>;
+    model.models = [{ name: "default", provider: "openai", model: "m", api_key_env: "OPENAI_API_KEY" }];
+    const env = { BRAIN_API_KEY: "key-one\n", BRAIN_TOOLS_KEY: "tool token", OPENAI_API_KEY: "\u0001sk" };
+    const expected = [
+      "tenants[0].api_key_env: environment variable BRAIN_API_KEY holds a newline at its end;",
+      "models[0].api_key_env: environment variable OPENAI_API_KEY holds a control character at its start;",
+      "tools[0].token_env: environment variable BRAIN_TOOLS_KEY holds a space inside;",
+    ];
+    const checked = check(model, env);
+    expect(checked.code).toBe(2);
+    expect(problems(checked).map((line) => line.slice(0, line.indexOf(";") + 1))).toEqual(expected);
+    const path = join(dir, "bad-key-start.json");
+    writeFileSync(path, JSON.stringify(model));
+    const started = runBrain(["-config", path], env);
+    expect(started.code).toBe(2);
+    expect(problems(started).map((line) => line.slice(0, line.indexOf(";") + 1))).toEqual(expected);
+    for (const output of [checked, started]) {
+      expect(`${output.stdout}${output.stderr}`).not.toMatch(/key-one|tool token|sk\b/);
+    }
   });
 
   it("rejects a binding naming an undeclared tenant", () => {
@@ -288,6 +354,17 @@ describe("the published config schema", () => {
 
   it("is the schema Brain validates with", () => {
     expect(JSON.parse(runBrain(["schema"]).stdout)).toEqual(published);
+  });
+
+  it("is not printed for --help, which explains the command instead", () => {
+    for (const flag of ["--help", "-h", "-help"]) {
+      const help = runBrain(["schema", flag]);
+      expect(help).toMatchObject({ code: 0, stderr: "" });
+      expect(help.stdout).toMatch(/^brain schema — print the host config's JSON Schema\n\nUsage:\n/);
+    }
+    const extra = runBrain(["schema", "brain.json"]);
+    expect(extra).toMatchObject({ code: 2, stdout: "" });
+    expect(extra.stderr).toMatch(/^brain schema: Unexpected argument 'brain.json'/);
   });
 
   it("validates the example configs, and rejects a broken one", () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -57,13 +57,15 @@ describe("the SQLite event log", () => {
   });
 
   it("is a WAL-mode SQLite file that others can open once Brain has closed it", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "brain-wal-")), "brain.db");
+    const dir = mkdtempSync(join(tmpdir(), "brain-wal-"));
+    const path = join(dir, "brain.db");
     await new SqliteStore(path).close();
     const db = new Database(path, { readonly: true });
     try {
       expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     } finally {
       db.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import type { ConfigResult as Result } from "../../kit/service-cli.js";
-import { loadServiceConfig } from "../../kit/service-config.js";
+import { envSecrets, loadServiceConfig } from "../../kit/service-config.js";
 import { listenOf } from "../../src/config/addresses.js";
 import { readJsonFile } from "../../src/config/json-file.js";
 import { check, compile, StringEnum } from "../../src/validation.js";
@@ -113,14 +113,10 @@ export function resolveLocalToolsConfig(raw: unknown, env: NodeJS.ProcessEnv, ba
   const listen = listenOf(file.listen ?? "127.0.0.1:8082", problems);
   const tokenEnv = file.token_env ?? "LOCAL_TOOLS_KEY";
   const operatorTokenEnv = file.operator_token_env ?? "LOCAL_TOOLS_OPERATOR_KEY";
-  const token = env[tokenEnv] ?? "";
-  const operatorToken = env[operatorTokenEnv] ?? "";
-  if (!token) problems.push(`token_env: the environment variable ${tokenEnv} must be set and non-empty`);
-  if (!operatorToken) {
-    problems.push(
-      `operator_token_env: the environment variable ${operatorTokenEnv} must be set and non-empty`,
-    );
-  }
+  const secret = envSecrets(env, problems);
+  const token = secret("token_env", tokenEnv, "the token Brain sends")?.reveal() ?? "";
+  const operatorToken =
+    secret("operator_token_env", operatorTokenEnv, "the operators' token")?.reveal() ?? "";
   if (token && token === operatorToken) {
     problems.push(
       `operator_token_env: ${operatorTokenEnv} holds the same token as ${tokenEnv}; the operator token must differ, or Brain's token could answer approvals`,

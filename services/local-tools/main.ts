@@ -2,6 +2,7 @@
 import { fileURLToPath } from "node:url";
 import { runServiceCommand, type SubcommandContext } from "../../kit/service-cli.js";
 import { parseListen } from "../../src/config/addresses.js";
+import { envSecret } from "../../src/secret.js";
 import { loadLocalToolsConfig, readLocalToolsConfigFile } from "./config.js";
 import { answerApproval, listApprovals } from "./operator-cli.js";
 
@@ -40,8 +41,13 @@ async function operatorCommand(
     return 2;
   }
   const tokenEnv = read.file.operator_token_env ?? "LOCAL_TOOLS_OPERATOR_KEY";
-  const token = process.env[tokenEnv];
-  if (!token) return usage(`set ${tokenEnv} to the operator token (the config's operator_token_env)`);
+  const operatorToken = envSecret(
+    process.env,
+    tokenEnv,
+    `set ${tokenEnv} to the operator token (the config's operator_token_env)`,
+  );
+  if (!operatorToken.ok) return usage(operatorToken.problem);
+  const token = operatorToken.secret.reveal();
   let url = flags.url;
   if (url === undefined) {
     const listen = parseListen(read.file.listen ?? "127.0.0.1:8082");

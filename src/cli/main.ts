@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { normalizeFlags, runMain, stopSignal } from "../../kit/service-cli.js";
+import { missingDefaultConfig, normalizeFlags, runMain, stopSignal } from "../../kit/service-cli.js";
 import { loadConfigFile } from "../config/load.js";
 import { COMMANDS } from "./commands.js";
 
+const DEFAULT_CONFIG = "brain.json";
 const USAGE: [string, string][] = [
-  ["brain [-config FILE]", "start Brain with the host config FILE (default: brain.json)"],
+  ["brain [-config FILE]", `start Brain with the host config FILE (default: ${DEFAULT_CONFIG})`],
   ["brain -config FILE -check", "validate FILE and exit: 0 when valid, 2 with one problem per line"],
   ...Object.values(COMMANDS).map((command): [string, string] => [command.usage, command.summary]),
   ["brain --version | --help", ""],
@@ -53,13 +54,19 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
 
-  const path = values.config ?? "brain.json";
+  const missing = values.config === undefined && missingDefaultConfig("brain", DEFAULT_CONFIG);
+  if (missing) {
+    process.stderr.write(`${missing}\n`);
+    return 2;
+  }
+  const path = values.config ?? DEFAULT_CONFIG;
   const loaded = loadConfigFile(path);
   if (!loaded.ok) {
     for (const problem of loaded.problems) process.stderr.write(`${problem}\n`);
-    process.stderr.write(
-      `${path}: ${loaded.problems.length} problem${loaded.problems.length === 1 ? "" : "s"}; Brain did not start\n`,
-    );
+    const count = loaded.problems.length;
+    // a check was asked whether the file is valid, not to start anything
+    const outcome = values.check ? "" : "; Brain did not start";
+    process.stderr.write(`${path}: ${count} problem${count === 1 ? "" : "s"}${outcome}\n`);
     return 2;
   }
   const { config } = loaded;

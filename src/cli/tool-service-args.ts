@@ -1,3 +1,4 @@
+import { envSecret, tokenProblem } from "../secret.js";
 import { httpUrlProblem, parseCommandLine } from "./command-line.js";
 
 /** What `brain tools check|config URL [flags]` was asked: help, something it cannot do, or a service. */
@@ -42,13 +43,15 @@ function toolToken(
   if (given !== undefined && tokenEnv !== undefined) {
     return { problem: "pass --token-env or --token, not both" };
   }
-  if (given !== undefined) return given === "" ? { problem: "--token must not be empty" } : { token: given };
-  const name = tokenEnv ?? "BRAIN_TOOLS_KEY";
-  const token = env[name];
-  if (!token) {
-    return {
-      problem: `the environment variable ${name} is not set; set it to the service's token, or pass --token-env NAME`,
-    };
+  if (given !== undefined) {
+    const problem = given === "" ? "must not be empty" : tokenProblem(given);
+    return problem ? { problem: `--token ${problem}` } : { token: given };
   }
-  return { token };
+  const name = tokenEnv ?? "BRAIN_TOOLS_KEY";
+  const read = envSecret(
+    env,
+    name,
+    `the environment variable ${name} is not set; set it to the service's token, or pass --token-env NAME`,
+  );
+  return read.ok ? { token: read.secret.reveal() } : { problem: read.problem };
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { jsonSyntaxError } from "./json-syntax.js";
 
 export type JsonFileResult = { ok: true; value: unknown; dir: string } | { ok: false; problems: string[] };
 
@@ -17,9 +18,15 @@ export function readJsonFile(path: string): JsonFileResult {
       problems: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`],
     };
   }
+  // editors on Windows may begin a UTF-8 file with a byte order mark, which JSON does not allow
+  const json = text.replace(/^\uFEFF/, "");
   try {
-    return { ok: true, value: JSON.parse(text), dir: dirname(resolve(path)) };
+    return { ok: true, value: JSON.parse(json), dir: dirname(resolve(path)) };
   } catch (error) {
-    return { ok: false, problems: [`(root): not valid JSON: ${(error as Error).message}`] };
+    const syntax = jsonSyntaxError(json);
+    const where = syntax
+      ? `line ${syntax.line}, column ${syntax.column}: ${syntax.problem}`
+      : (error as Error).message;
+    return { ok: false, problems: [`(root): not valid JSON: ${where}`] };
   }
 }

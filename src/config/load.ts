@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { Secret } from "../secret.js";
+import { envSecret, type Secret } from "../secret.js";
 import { compileToolSchema, type ToolSchemaValidator } from "../tools/tool-schemas.js";
 import { check, compile } from "../validation.js";
 import { type Listen, listenOf, urlProblem } from "./addresses.js";
@@ -141,10 +141,9 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
   const tenantsWhole = config.tenants.every((tenant) => tenant !== undefined);
 
   const secret = (path: string, name: string): Secret | undefined => {
-    const value = options.env[name];
-    if (value === undefined) problems.push(`${path}: environment variable ${name} is not set`);
-    else if (value === "") problems.push(`${path}: environment variable ${name} is empty`);
-    else return new Secret(value);
+    const read = envSecret(options.env, name);
+    if (read.ok) return read.secret;
+    problems.push(`${path}: ${read.problem}`);
     return undefined;
   };
 

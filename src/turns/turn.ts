@@ -1,3 +1,4 @@
+import { defaultMaxListeners, setMaxListeners } from "node:events";
 import type { ToolBinding } from "../config/load.js";
 import { MAX_TOOL_CALLS_PER_STEP } from "../config/schema.js";
 import { newId } from "../ids.js";
@@ -130,6 +131,9 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
     ]);
     // every call runs to its end even if another's result cannot be stored, so when a turn
     // fails nothing of it is still running to write a second result
+    // each call listens on the turn's signal while it runs, up to MAX_TOOL_CALLS_PER_STEP at once:
+    // more than Node's default of 10 listeners is no leak here
+    setMaxListeners(MAX_TOOL_CALLS_PER_STEP + defaultMaxListeners, turn.signal);
     const settled = await Promise.allSettled(calls.map((call) => callTool(turn, deps, call)));
     const results = settled.map((outcome) => {
       if (outcome.status === "rejected") throw outcome.reason;

@@ -6,6 +6,7 @@ import { BrainClient } from "../../src/client/client.js";
 import { TENANTS, type TenantName } from "./brain.js";
 import { BRAIN_BIN } from "./cli.js";
 import { brainUrlFromLog, type StartedProcess, startProcess } from "./processes.js";
+import { removedOnFailure } from "./temp-dir.js";
 
 export interface BrainProcess {
   url: string;
@@ -76,6 +77,6 @@ export async function startBrainProcess(
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  await launch();
+  await removedOnFailure(dir, launch());
   return brain;
 }

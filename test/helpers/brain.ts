@@ -6,6 +6,7 @@ import { type RunningBrain, type StartOptions, startBrain as start } from "../..
 import { BrainClient } from "../../src/client/client.js";
 import { resolveConfig } from "../../src/config/load.js";
 import { captureLog } from "./captured-log.js";
+import { removedOnFailure } from "./temp-dir.js";
 
 export const TENANTS = ["acme", "globex"] as const;
 export type TenantName = (typeof TENANTS)[number];
@@ -65,7 +66,7 @@ export async function startBrain(
     env,
     keys,
     dbPath,
-    running: await boot(),
+    running: await removedOnFailure(dir, boot()),
     client: (tenant = "acme") => new BrainClient(brain.url, keys[tenant]),
     logs: log.text,
     restart: async () => {

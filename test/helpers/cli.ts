@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
@@ -11,7 +12,7 @@ export interface CommandRun {
 }
 
 /**
- * Run `node script args…` to completion with only PATH and `env` in its environment, from the
+ * Run `node script args…` to completion with only PATH, TMPDIR and `env` in its environment, from the
  * repository root unless `cwd` says otherwise (the script's path is relative to that).
  */
 export function runNode(
@@ -22,7 +23,8 @@ export function runNode(
 ): CommandRun {
   const result = spawnSync(process.execPath, [script, ...args], {
     cwd: options.cwd ?? ROOT,
-    env: { PATH: process.env.PATH ?? "", ...env },
+    // the run's own temporary directory (test/helpers/temp-dir-setup.ts), so what it leaves is seen
+    env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env },
     encoding: "utf8",
     timeout: 15_000,
     ...(options.input !== undefined && { input: options.input }),

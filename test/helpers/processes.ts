@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
 import { createInterface } from "node:readline";
 import { ROOT } from "./cli.js";
 
@@ -22,7 +23,8 @@ export function startProcess<T>(
 ): Promise<StartedProcess & { ready: T }> {
   const child = spawn(command, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", ...env },
+    // the run's own temporary directory (test/helpers/temp-dir-setup.ts), so what it leaves is seen
+    env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output: string[] = [];

@@ -30,7 +30,7 @@ describe("the tool kit", () => {
     const shared = loaded.filter((file) => !file.startsWith("kit/")).sort();
     for (const file of shared) {
       expect(file).toMatch(
-        /^src\/(config\/(schema|json-file)|tools\/(result|tool-schemas)|validation|secret|json-depth)\.ts$/,
+        /^src\/(config\/(schema|json-file|json-syntax)|tools\/(result|tool-schemas)|validation|did-you-mean|secret|json-depth)\.ts$/,
       );
     }
     expect(shared).toContain("src/tools/result.ts");

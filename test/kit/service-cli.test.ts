@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -57,6 +57,18 @@ describe("a service's command line", () => {
   it("reads the default config file when none is named", () => {
     writeConfig("greeter.json", { greeting: "hey" });
     expect(greeter(["-check"])).toMatchObject({ code: 0, stdout: 'greeter.json: valid (greeting "hey")\n' });
+  });
+
+  it("points at -config and --help when none is named and the default file is not there", () => {
+    const empty = join(dir, "empty");
+    mkdirSync(empty);
+    for (const args of [[], ["-check"]]) {
+      expect(runNode(GREETER, args, env, { cwd: empty })).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `greeter: no config file named, and there is no greeter.json in ${empty}: name one with -config FILE (greeter --help says more)\n`,
+      });
+    }
   });
 
   it("reports each problem on its own line after the file's path, exit 2; starting, says it did not start", () => {
@@ -167,5 +179,16 @@ describe("a service's config file", () => {
     const withToken = greeter(["-config", path, "-check"]);
     expect(withToken.code).toBe(0);
     expect(withToken.stdout + withToken.stderr).not.toContain(TOKEN);
+  });
+
+  it("refuses a secret no Authorization header could carry, in -check and at start, without showing it", () => {
+    const path = writeConfig("stray.json", { greeting: "hi", token_env: "GREETER_KEY" });
+    const expected = `${path}: token_env: environment variable GREETER_KEY holds a newline at its end; a key or token is visible ASCII characters only (no spaces, no line ends)`;
+    const checked = greeter(["-config", path, "-check"], { GREETER_KEY: `${TOKEN}\n` });
+    expect(checked).toEqual({ code: 2, stdout: "", stderr: `${expected}\n` });
+    const started = greeter(["-config", path], { GREETER_KEY: `${TOKEN}\n` });
+    expect(started.code).toBe(2);
+    expect(started.stderr).toContain(expected);
+    expect(started.stderr).not.toContain(TOKEN);
   });
 });

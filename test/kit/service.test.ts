@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defineTool, ToolError, tokenFromEnv } from "../../kit/index.js";
+import { bearerAuth, defineTool, ToolError, tokenFromEnv } from "../../kit/index.js";
 import { envelope, type KitService, parseEventStream, postCall, startKitService } from "./kit-service.js";
 
 const strict = { additionalProperties: false } as const;
@@ -323,4 +323,9 @@ it("answers /healthz without a token and names the variable tokenFromEnv needs",
   expect(await health.body.json()).toEqual({ status: "ok" });
   expect(() => tokenFromEnv("MY_TOOLS_KEY", {})).toThrow(/set the environment variable MY_TOOLS_KEY/);
   expect(tokenFromEnv("MY_TOOLS_KEY", { MY_TOOLS_KEY: "v" })).toBe("v");
+  expect(() => tokenFromEnv("MY_TOOLS_KEY", { MY_TOOLS_KEY: "v\n" })).toThrow(
+    /^environment variable MY_TOOLS_KEY holds a newline at its end;/,
+  );
+  // a service given such a token directly refuses to start rather than answer every call 401
+  expect(() => bearerAuth(" v")).toThrow(/^the bearer token holds a space at its start;/);
 });

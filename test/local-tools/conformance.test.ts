@@ -27,8 +27,23 @@ it("validates its config with --check, naming every problem", () => {
   expect(same.code).toBe(2);
   expect(same.stderr).toContain("the operator token must differ");
   const none = runLocalToolsCli(["--check", "--config", tools.configPath], {});
-  expect(none.stderr).toContain("LOCAL_TOOLS_KEY must be set");
-  expect(none.stderr).toContain("LOCAL_TOOLS_OPERATOR_KEY must be set");
+  expect(none.stderr).toContain("token_env: set the environment variable LOCAL_TOOLS_KEY to");
+  expect(none.stderr).toContain(
+    "operator_token_env: set the environment variable LOCAL_TOOLS_OPERATOR_KEY to",
+  );
+  // a token with a stray line end passed -check once, then no request could ever present it
+  const stray = runLocalToolsCli(["--check", "--config", tools.configPath], {
+    LOCAL_TOOLS_KEY: "brain-token\r\n",
+    LOCAL_TOOLS_OPERATOR_KEY: "operator token",
+  });
+  expect(stray.code).toBe(2);
+  expect(stray.stderr).toContain(
+    "token_env: environment variable LOCAL_TOOLS_KEY holds a carriage return at its end;",
+  );
+  expect(stray.stderr).toContain(
+    "operator_token_env: environment variable LOCAL_TOOLS_OPERATOR_KEY holds a space inside;",
+  );
+  expect(stray.stderr).not.toMatch(/brain-token|operator token/);
 });
 
 it("refuses unknown fields and a second process on the same approvals file", async () => {

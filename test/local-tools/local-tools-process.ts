@@ -6,6 +6,7 @@ import { request } from "undici";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { runNode } from "../helpers/cli.js";
 import { type StartedProcess, startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
+import { removedOnFailure } from "../helpers/temp-dir.js";
 
 export interface LocalTools {
   url: string;
@@ -50,7 +51,7 @@ export async function startLocalTools(
       toolServiceUrlFromLog,
     );
   };
-  const first = await launch(config.listen);
+  const first = await removedOnFailure(dir, launch(config.listen));
   const tools: LocalTools = {
     url: first.ready,
     token: env.LOCAL_TOOLS_KEY,

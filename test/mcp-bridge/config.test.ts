@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
@@ -85,18 +85,22 @@ it("reports every problem at once, naming fields and variables, never their valu
 it("checks a config file from the command line", () => {
   const dir = mkdtempSync(join(tmpdir(), "mcp-bridge-config-"));
   const path = join(dir, "bridge.json");
-  writeFileSync(
-    path,
-    JSON.stringify({
-      token_env: "MCP_BRIDGE_KEY",
-      mcpServers: { files: { command: "node", args: ["server.js"] } },
-    }),
-  );
-  const valid = runNode("dist/services/mcp-bridge/main.js", ["-config", path, "-check"], {
-    MCP_BRIDGE_KEY: "t",
-  });
-  expect(valid).toMatchObject({ code: 0, stdout: `${path}: valid (1 MCP server: files (stdio))\n` });
-  const missing = runNode("dist/services/mcp-bridge/main.js", ["--config", path, "--check"], {});
-  expect(missing.code).toBe(2);
-  expect(missing.stderr).toContain(`${path}: token_env: set the environment variable MCP_BRIDGE_KEY`);
+  try {
+    writeFileSync(
+      path,
+      JSON.stringify({
+        token_env: "MCP_BRIDGE_KEY",
+        mcpServers: { files: { command: "node", args: ["server.js"] } },
+      }),
+    );
+    const valid = runNode("dist/services/mcp-bridge/main.js", ["-config", path, "-check"], {
+      MCP_BRIDGE_KEY: "t",
+    });
+    expect(valid).toMatchObject({ code: 0, stdout: `${path}: valid (1 MCP server: files (stdio))\n` });
+    const missing = runNode("dist/services/mcp-bridge/main.js", ["--config", path, "--check"], {});
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`${path}: token_env: set the environment variable MCP_BRIDGE_KEY`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

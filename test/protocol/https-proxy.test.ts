@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBrainProcess } from "../helpers/brain-process.js";
 import { type ForwardProxy, startForwardProxy } from "../helpers/proxy.js";
@@ -7,6 +10,8 @@ import { selfSignedCertificate } from "../helpers/tls.js";
 import { runTurn } from "../helpers/turns.js";
 
 let certificate: ReturnType<typeof selfSignedCertificate>;
+const dir = mkdtempSync(join(tmpdir(), "https-proxy-"));
+const certPath = join(dir, "cert.pem");
 let tls: Server;
 let proxy: ForwardProxy;
 let toolUrl = "";
@@ -14,6 +19,7 @@ let toolUrl = "";
 beforeAll(async () => {
   // a certificate for 127.0.0.1 that Brain trusts through NODE_EXTRA_CA_CERTS, as an operator would
   certificate = selfSignedCertificate();
+  writeFileSync(certPath, certificate.cert);
   tls = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
     req.resume();
     req.on("end", () => {
@@ -29,6 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await proxy?.close();
   await new Promise<void>((resolve) => tls?.close(() => resolve()));
+  rmSync(dir, { recursive: true, force: true });
 });
 
 async function callThrough(env: Record<string, string>) {
@@ -44,7 +51,7 @@ async function callThrough(env: Record<string, string>) {
         },
       ],
     },
-    { NODE_EXTRA_CA_CERTS: certificate.certPath, ...env },
+    { NODE_EXTRA_CA_CERTS: certPath, ...env },
   );
   try {
     const client = brain.client();

@@ -22,8 +22,15 @@ async function stream(res: ServerResponse, path: string, head: string, total: nu
     written.set(path, sent);
     if (!res.write(chunk)) {
       await new Promise<void>((resolve) => {
-        res.once("drain", resolve);
-        res.once("close", resolve);
+        // whichever comes first takes the other's listener too: left, one "close" listener
+        // would pile up per drain (MaxListenersExceededWarning)
+        const done = () => {
+          res.off("drain", done);
+          res.off("close", done);
+          resolve();
+        };
+        res.once("drain", done);
+        res.once("close", done);
       });
     }
   }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { needs } from "../helpers/host-needs.js";
 import { startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 // Each child holds 48 MiB, well under memory_bytes (256 MiB per process); three of them are more
@@ -42,7 +43,7 @@ function cgroupDir(sandbox: TestSandbox, controller: "memory" | "cpu" = "memory"
 
 type ExecOutput = { exit_code: number; stdout: string; out_of_memory: boolean };
 
-describe("a run's memory cgroup", () => {
+describe("a run's memory cgroup", needs("cgroups"), () => {
   it("holds all of a run's processes together to sandbox_memory_bytes", async () => {
     const answer = await limited.call("sandbox_exec", { language: "python", code: THREE_HOLDERS });
     const out = answer.result.structured_content as ExecOutput;

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, resolveSandboxConfig } from "../../services/sandbox/config.js";
 import { startSandboxService } from "../../services/sandbox/service.js";
 import { runNode } from "../helpers/cli.js";
+import { needs } from "../helpers/host-needs.js";
 import { testConfig } from "./sandbox-service.js";
 
 const env = { SANDBOX_TEST_TOKEN: "t0ken-for-config-tests" };
@@ -119,7 +120,7 @@ describe("the sandbox command", () => {
   });
 });
 
-describe("the start check", () => {
+describe("the start check", needs("sandbox"), () => {
   const start = (overrides: Record<string, unknown>) => {
     const resolved = resolveSandboxConfig(testConfig(join(dir, "state"), 150_100, overrides), env, dir);
     if (!resolved.ok) throw new Error(resolved.problems.join("\n"));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, it } from "vitest";
 import { expectConformance } from "../helpers/conformance.js";
+import { needs } from "../helpers/host-needs.js";
 import { startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 let sandbox: TestSandbox;
@@ -25,6 +26,7 @@ it.each([
   ["sandbox_cancel", { job_id: "job_not_the_checkers" }, "threw"],
 ] as const)(
   "%s passes every rule of brain tools check (%j), with its output schema",
+  needs("sandbox"),
   async (name, args, outcome) => {
     await expectConformance(sandbox, name, args, outcome);
   },

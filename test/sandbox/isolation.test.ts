@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { needs } from "../helpers/host-needs.js";
 import { eventually, marker, processesWith, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 // Each attack below must fail inside the sandbox, and the service must answer the next call.
@@ -30,7 +31,7 @@ async function expectStillServing() {
   expect(answer.result.structured_content).toMatchObject({ exit_code: 0, stdout: "still here\n" });
 }
 
-describe("sandbox isolation", () => {
+describe("sandbox isolation", needs("sandbox"), () => {
   it("cannot read the host's /etc/shadow, the service's files or its workspaces", async () => {
     const answer = await exec(
       "bash",

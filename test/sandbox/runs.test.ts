@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { needs } from "../helpers/host-needs.js";
 import { startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
+import { removedOnFailure } from "../helpers/temp-dir.js";
 import { envelope } from "../kit/kit-service.js";
 import {
   callTool,
@@ -44,7 +46,7 @@ interface JobStatus {
 const statusOf = (answer: { result: { structured_content?: Record<string, unknown> } }) =>
   answer.result.structured_content as unknown as JobStatus;
 
-describe("sandbox_exec", () => {
+describe("sandbox_exec", needs("sandbox"), () => {
   it("streams stdout and stderr as progress while it runs, then the whole result", async () => {
     const answer = await sandbox.call("sandbox_exec", {
       language: "python",
@@ -210,7 +212,7 @@ describe("sandbox_exec", () => {
   });
 });
 
-describe("jobs", () => {
+describe("jobs", needs("sandbox"), () => {
   it("outlive the call that started them, report output so far, and stop at sandbox_cancel", async () => {
     const tag = marker();
     const started = await sandbox.call("sandbox_start", {
@@ -305,17 +307,20 @@ describe("jobs", () => {
   });
 });
 
-describe("the service process", () => {
+describe("the service process", needs("sandbox"), () => {
   it("takes its sandboxes with it when it dies", async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "sandbox-proc-"));
     chmodSync(stateDir, 0o711);
     const configPath = join(stateDir, "sandbox.json");
     writeFileSync(configPath, JSON.stringify(testConfig(join(stateDir, "state"), 130_300)));
     const token = "proc-token-0123456789";
-    const service = await startProcess(
-      ["dist/services/sandbox/main.js", "-config", configPath],
-      { SANDBOX_TEST_TOKEN: token },
-      toolServiceUrlFromLog,
+    const service = await removedOnFailure(
+      stateDir,
+      startProcess(
+        ["dist/services/sandbox/main.js", "-config", configPath],
+        { SANDBOX_TEST_TOKEN: token },
+        toolServiceUrlFromLog,
+      ),
     );
     try {
       const tag = marker();

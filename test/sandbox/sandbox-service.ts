@@ -7,6 +7,8 @@ import { resolveSandboxConfig, type SandboxConfig } from "../../services/sandbox
 import { type RunningSandboxService, startSandboxService } from "../../services/sandbox/service.js";
 import type { ResultObject } from "../../src/tools/result.js";
 import { captureLog } from "../helpers/captured-log.js";
+import { onPath } from "../helpers/host-needs.js";
+import { removedOnFailure } from "../helpers/temp-dir.js";
 import { envelope, parseEventStream, postCall } from "../kit/kit-service.js";
 
 export interface CallOptions {
@@ -46,6 +48,9 @@ export function testConfig(stateDir: string, uidFirst: number, overrides: Record
     token_env: "SANDBOX_TEST_TOKEN",
     state_dir: stateDir,
     log_level: "debug",
+    // the programs a shell would run, so a PATH without them leaves the tests without them too
+    bwrap: onPath("bwrap") ?? "/nonexistent/bwrap-is-not-on-PATH",
+    prlimit: onPath("prlimit") ?? "/nonexistent/prlimit-is-not-on-PATH",
     languages: { bash: "/usr/bin/bash", python: "/usr/bin/python3", node: "/usr/bin/node" },
     sandbox_uids: { first: uidFirst, count: 50 },
     limits: {
@@ -79,9 +84,10 @@ export async function startTestSandbox(
   );
   if (!resolved.ok) throw new Error(`test config invalid:\n${resolved.problems.join("\n")}`);
   const log = captureLog();
-  const running = await startSandboxService(resolved.config, {
+  const started = startSandboxService(resolved.config, {
     logger: pino({ level: "debug", base: { service: "sandbox" } }, log.destination),
   });
+  const running = await (ownDir ? removedOnFailure(stateDir, started) : started);
   return {
     url: running.url,
     token,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   AUDIT_ARCH_X86_64,
@@ -9,6 +9,7 @@ import {
   seccompFilter,
   X32_SYSCALL_BIT,
 } from "../../services/sandbox/seccomp.js";
+import { KERNEL_HEADER, needs } from "../helpers/host-needs.js";
 import { startTestSandbox } from "./sandbox-service.js";
 
 /** Run a classic BPF program as the kernel would on one system call (only what the filter uses). */
@@ -56,9 +57,8 @@ describe("the seccomp filter", () => {
     expect(seccompFilter("arm64")).toBeUndefined();
   });
 
-  const header = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h";
-  it.skipIf(!existsSync(header))("has the numbers of this machine's kernel headers", () => {
-    const text = readFileSync(header, "utf8");
+  it("has the numbers of this machine's kernel headers", needs("kernelHeaders"), () => {
+    const text = readFileSync(KERNEL_HEADER, "utf8");
     for (const [name, nr] of Object.entries(DENIED_X86_64)) {
       expect([name, new RegExp(`^#define __NR_${name} (\\d+)$`, "m").exec(text)?.[1]]).toEqual([
         name,
@@ -80,7 +80,7 @@ const ATTEMPTS = [
   "print('keyctl', attempt(250, 0, -3, 0))",
 ].join("\n");
 
-describe("code in a sandbox", () => {
+describe("code in a sandbox", needs("sandbox"), () => {
   it.each([
     ["default", { getpid: "ok", ptrace: "EPERM", unshare: "EPERM", keyctl: "EPERM" }],
     // the control: the same calls go through without the filter

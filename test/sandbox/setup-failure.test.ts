@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PATHS } from "../../services/sandbox/config.js";
+import { needs } from "../helpers/host-needs.js";
 import { eventually, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 // A sandbox that bwrap could not set up is the service's failure (`sandbox_failed`, a job
@@ -40,7 +41,7 @@ async function countRuns(session: string): Promise<number> {
   return String(contentOf(answer).content).split("\n").filter(Boolean).length;
 }
 
-describe("a program that prints what bwrap prints when it fails", () => {
+describe("a program that prints what bwrap prints when it fails", needs("sandbox"), () => {
   it.each(Object.entries(FORGERS))(
     "(%s) is reported as itself and runs once, in a fresh sandbox and in one made ready",
     async (language, code) => {
@@ -100,7 +101,7 @@ describe("a program that prints what bwrap prints when it fails", () => {
   });
 });
 
-describe("a sandbox bwrap cannot set up", () => {
+describe("a sandbox bwrap cannot set up", needs("sandbox"), () => {
   it("answers sandbox_failed and fails a job, logging bwrap's words for the operator", async () => {
     // a mounted host directory that goes away after the start check: every sandbox made from
     // then on fails in bwrap, before any code runs
@@ -128,7 +129,7 @@ describe("a sandbox bwrap cannot set up", () => {
   });
 });
 
-describe("files in the workspace", () => {
+describe("files in the workspace", needs("sandbox"), () => {
   it("never run before the call's code: not ~/.bashrc, not Python's user site-packages", async () => {
     const session = "ses_startup_files";
     // each would append to count.txt and fail as bwrap does, before the call's code could start

@@ -2,6 +2,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ToolManifest } from "../../kit/index.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { needs } from "../helpers/host-needs.js";
 import { runTurn } from "../helpers/turns.js";
 import { eventually, marker, processesWith, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
@@ -28,7 +29,7 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-describe("the sandbox through a real Brain", () => {
+describe("the sandbox through a real Brain", needs("sandbox"), () => {
   it("runs sandbox_exec with its output live as tool.progress, then the result the model reads", async () => {
     const client = brain.client();
     const code = "import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(0.15)";

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceName } from "../../services/sandbox/workspaces.js";
+import { needs } from "../helpers/host-needs.js";
 import { eventually, processesOf, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 let sandbox: TestSandbox;
@@ -19,7 +20,7 @@ const stdoutOf = (answer: { result: { structured_content?: Record<string, unknow
 const uidOf = (stateDir: string, session: string) =>
   statSync(join(stateDir, "workspaces", workspaceName({ tenantId: "acme", sessionId: session }))).uid;
 
-describe("sandboxes made ready for a session's next call", () => {
+describe("sandboxes made ready for a session's next call", needs("sandbox"), () => {
   it("are made after a call, and each call still gets a sandbox of its own", async () => {
     const session = { session: "ses_warm" };
     const first = await sandbox.call(

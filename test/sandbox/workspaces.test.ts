@@ -2,6 +2,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceName } from "../../services/sandbox/workspaces.js";
+import { needs } from "../helpers/host-needs.js";
 import { eventually, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 let sandbox: TestSandbox;
@@ -17,7 +18,7 @@ afterAll(async () => {
 const stdoutOf = (answer: { result: { structured_content?: Record<string, unknown> } }) =>
   (answer.result.structured_content as { stdout: string }).stdout;
 
-describe("workspaces", () => {
+describe("workspaces", needs("sandbox"), () => {
   it("keep files across calls of one session, between the file tools and code", async () => {
     const session = { session: "ses_persist" };
     const wrote = await sandbox.call(

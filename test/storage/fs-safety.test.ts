@@ -16,6 +16,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FilesystemBackend } from "../../services/storage/fs-backend.js";
 import { Storage } from "../../services/storage/storage.js";
 import { ROOT } from "../helpers/cli.js";
+import { needs } from "../helpers/host-needs.js";
 import { refusal, TEST_LIMITS, unwrap } from "./backend-conformance.js";
 
 const SCOPE = "tenants/acme/";
@@ -144,12 +145,7 @@ describe("the filesystem backend's root lock", () => {
 });
 
 // A real full disk: a 1 MiB tmpfs, mounted in a private mount namespace so the host never sees it.
-const canMount =
-  process.platform === "linux" &&
-  spawnSync("unshare", ["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"], { stdio: "ignore" })
-    .status === 0;
-
-describe.skipIf(!canMount)("a write that fails part-way (the disk is full)", () => {
+describe("a write that fails part-way (the disk is full)", needs("mount"), () => {
   it("leaves the old object whole and no temporary file behind", () => {
     const dir = mkdtempSync(join(tmpdir(), "storage-full-"));
     const script = join(dir, "fill.mjs");

@@ -6,6 +6,7 @@ import pino from "pino";
 import { resolveStorageConfig } from "../../services/storage/config.js";
 import { type RunningStorageService, startStorageService } from "../../services/storage/service.js";
 import { captureLog } from "../helpers/captured-log.js";
+import { removedOnFailure } from "../helpers/temp-dir.js";
 import { envelope, postCall } from "../kit/kit-service.js";
 
 export interface ToolAnswer {
@@ -52,9 +53,10 @@ export async function startStorage(
   const resolved = resolveStorageConfig(raw, { STORAGE_TOKEN: token, ...env }, root);
   if (!resolved.ok) throw new Error(`test config invalid:\n${resolved.problems.join("\n")}`);
   const log = captureLog();
-  const running = await startStorageService(resolved.config, {
-    logger: pino({ level: "debug" }, log.destination),
-  });
+  const running = await removedOnFailure(
+    root,
+    startStorageService(resolved.config, { logger: pino({ level: "debug" }, log.destination) }),
+  );
   return {
     url: running.url,
     token,

@@ -40,8 +40,10 @@ describe("the arguments of brain tools check|config", () => {
       /^the environment variable UNSET is not set; set it to the service's token/,
     ],
     [[URL_, "--store", "x"], /^Unknown option '--store'/],
+    [[URL_, "--token", "two words"], /^--token holds a space inside;/],
+    [[URL_, "--token-env", "STRAY"], /^environment variable STRAY holds a newline at its end;/],
   ])("refuses %j: %s", (args, problem) => {
-    expect(parse(args)).toEqual({
+    expect(parse(args, { STRAY: "token\n" })).toEqual({
       problem: typeof problem === "string" ? problem : expect.stringMatching(problem),
     });
   });
