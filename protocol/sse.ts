@@ -77,7 +77,8 @@ export class SseParser {
     if (bytes.length === 0) return;
     this.#lineBytes += bytes.length;
     const limit = this.maxEventBytes(this.#event) + FIELD_OVERHEAD - this.#dataBytes;
-    if (this.#lineBytes > limit) throw new SseLimitError(this.#event ?? "message", this.maxEventBytes(this.#event));
+    if (this.#lineBytes > limit)
+      throw new SseLimitError(this.#event ?? "message", this.maxEventBytes(this.#event));
     // a view, not a copy: the chunks of undici bodies and fetch streams are never reused
     this.#line.push(bytes);
   }
