@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ScriptedStep } from "../src/config/schema.js";
+import type { ScriptedStep } from "../protocol/script.js";
 import { type NodeProcess, startNode } from "./processes.js";
 import type { BenchContext } from "./section.js";
 

@@ -1,5 +1,5 @@
 import type { Dispatcher } from "undici";
-import { SseParser } from "../src/tools/sse-parser.js";
+import { SseParser } from "../protocol/sse.js";
 import { nowMs } from "./stats.js";
 
 export interface ArrivedEvent {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { Agent } from "undici";
-import type { ScriptedStep } from "../src/config/schema.js";
+import type { ScriptedStep } from "../protocol/script.js";
 import { createSession, sendMessage } from "./api.js";
 import { type BenchBrain, ECHO_STEP, startBrainProcess } from "./brain-process.js";
 import { watchEvents } from "./event-stream.js";

@@ -3,7 +3,7 @@ import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, Pool } from "undici";
-import type { ScriptedStep } from "../src/config/schema.js";
+import type { ScriptedStep } from "../protocol/script.js";
 import { createSession, sendMessage } from "./api.js";
 import { type BenchBrain, ECHO_STEP, startBrainProcess } from "./brain-process.js";
 import { type ArrivedEvent, watchEvents } from "./event-stream.js";

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { envSecret, tokenProblem } from "../src/secret.js";
+import { envSecret, tokenProblem } from "../runtime/secret.js";
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value).digest();

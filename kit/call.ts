@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import type { ResultObject } from "../src/tools/result.js";
-import { describeErrors } from "../src/validation.js";
+import type { ResultObject } from "../protocol/result.js";
+import { describeErrors } from "../protocol/validation.js";
 import { EventStreamResponse } from "./event-stream.js";
 import { readJsonBody, sendError, sendJson } from "./http.js";
 import { createInspector } from "./inspection.js";

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { ResultObject } from "../src/tools/result.js";
+import type { ResultObject } from "../protocol/result.js";
 
 export interface EventStreamOptions {
   /** A `:` comment line this often keeps proxies and idle timers from closing a quiet stream. */

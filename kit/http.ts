@@ -1,22 +1,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ERROR_STATUS, type ErrorCode } from "../protocol/errors.js";
 
-/** The codes of the kit's HTTP error answers, `{"error": {"code", "message"}}`. They are API. */
-export type HttpErrorCode =
+/** The codes of the kit's HTTP error answers, `{"error": {"code", "message"}}`: the protocol's own. */
+export type HttpErrorCode = Extract<
+  ErrorCode,
   | "unauthorized"
   | "not_found"
   | "method_not_allowed"
   | "unsupported_media_type"
-  | "body_too_large"
-  | "invalid_request";
-
-const STATUS: Record<HttpErrorCode, number> = {
-  unauthorized: 401,
-  not_found: 404,
-  method_not_allowed: 405,
-  unsupported_media_type: 415,
-  body_too_large: 413,
-  invalid_request: 400,
-};
+  | "payload_too_large"
+  | "invalid_request"
+>;
 
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
@@ -35,7 +29,7 @@ export function sendError(
   headers: Record<string, string> = {},
 ): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  sendJson(res, STATUS[code], { error: { code, message } });
+  sendJson(res, ERROR_STATUS[code], { error: { code, message } });
 }
 
 export function sendUnauthorized(res: ServerResponse): void {
@@ -78,7 +72,7 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   }
   if (Number(req.headers["content-length"]) > maxBytes) {
     req.resume();
-    return { ok: false, code: "body_too_large", message: `the body exceeds ${maxBytes} bytes` };
+    return { ok: false, code: "payload_too_large", message: `the body exceeds ${maxBytes} bytes` };
   }
   let bytes: Buffer;
   try {
@@ -86,7 +80,7 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   } catch (error) {
     if (!(error instanceof BodyTooLarge)) throw error;
     req.resume();
-    return { ok: false, code: "body_too_large", message: error.message };
+    return { ok: false, code: "payload_too_large", message: error.message };
   }
   try {
     return { ok: true, value: JSON.parse(bytes.toString("utf8")) };

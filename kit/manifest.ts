@@ -1,25 +1,7 @@
-import { type Static, Type } from "@sinclair/typebox";
+import type { ToolManifest } from "../protocol/manifest.js";
 import type { Tool } from "./tool.js";
 
-/**
- * What `GET {basePath}` answers (the tool list of docs/protocol.md): the tools as Brain's `/catalog` lists them, plus the binding hints
- * the author knows best. `brain tools config` turns it into host-config bindings. Unknown fields
- * are tolerated, so a newer service can add some.
- */
-export const ToolManifestSchema = Type.Object({
-  tools: Type.Array(
-    Type.Object({
-      name: Type.String({ minLength: 1 }),
-      description: Type.String({ minLength: 1 }),
-      input_schema: Type.Record(Type.String(), Type.Unknown()),
-      output_schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-      timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
-    }),
-  ),
-});
-
-export type ToolManifest = Static<typeof ToolManifestSchema>;
-
+/** The tool list a service built with the kit answers, from its tools. */
 export function manifestOf(tools: Iterable<Tool>): ToolManifest {
   return {
     tools: [...tools].map((tool) => ({

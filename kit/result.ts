@@ -1,4 +1,4 @@
-import { checkResultObject, type ResultObject } from "../src/tools/result.js";
+import { checkResultObject, type ResultObject } from "../protocol/result.js";
 import type { Tool, ToolResultObject, ToolReturn } from "./tool.js";
 
 /** A success result with one text item. */

@@ -1,5 +1,5 @@
-import { readJsonFile } from "../src/config/json-file.js";
-import { envSecret, type Secret } from "../src/secret.js";
+import { readJsonFile } from "../runtime/config-file.js";
+import { envSecret, type Secret } from "../runtime/secret.js";
 import type { ConfigResult } from "./service-cli.js";
 
 /** Resolves a parsed config against the environment; relative paths in it resolve against `baseDir`. */

@@ -1,8 +1,8 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Logger } from "pino";
-import { TOOL_NAME_PATTERN } from "../src/config/schema.js";
-import type { ContentItem } from "../src/tools/result.js";
-import { compileToolSchema, type ToolSchemaValidator } from "../src/tools/tool-schemas.js";
+import type { ContentItem } from "../protocol/result.js";
+import { TOOL_NAME_PATTERN } from "../protocol/tool-names.js";
+import { compileToolSchema, type ToolSchemaValidator } from "../protocol/tool-schemas.js";
 import type { SessionInspector } from "./inspection.js";
 
 /** What a handler learns about the call besides its arguments. */

@@ -5,6 +5,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveConfig } from "../src/config/load.js";
 import { BRAIN_BIN, ROOT, runBrain, runNode } from "./helpers/cli.js";
+import { closedPort } from "./helpers/ports.js";
 
 const dir = mkdtempSync(join(tmpdir(), "brain-check-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -230,6 +231,30 @@ describe("brain -check", () => {
     for (const output of [checked, started]) {
       expect(`${output.stdout}${output.stderr}`).not.toMatch(/key-one|tool token|sk\b/);
     }
+  });
+
+  it("checks a postgres store: the variable, its URL, and that the server answers, never quoting the URL", async () => {
+    const config = { ...baseConfig(), store: { kind: "postgres", url_env: "DATABASE_URL" } };
+    expect(problems(check(config))).toEqual(["store.url_env: environment variable DATABASE_URL is not set"]);
+    const secret = "pg-check-password-7d1c";
+    const notUrl = check(config, { ...ENV, DATABASE_URL: `mysql://root:${secret}@127.0.0.1/db` });
+    expect(problems(notUrl)).toEqual([
+      "store.url_env: DATABASE_URL holds a mysql:// URL; expected postgres://user@host:5432/database",
+    ]);
+    const port = await closedPort();
+    const away = check(config, { ...ENV, DATABASE_URL: `postgres://root:${secret}@127.0.0.1:${port}/test` });
+    expect(away.code).toBe(2);
+    expect(problems(away)).toEqual([
+      expect.stringMatching(
+        /^store\.url_env: cannot use the PostgreSQL server in DATABASE_URL: .*ECONNREFUSED/,
+      ),
+    ]);
+    for (const result of [notUrl, away]) expect(result.stdout + result.stderr).not.toContain(secret);
+    const extra = check({ ...config, store: { ...config.store, lease_seconds: 0, pool: 3 } }, ENV);
+    expect(problems(extra).sort()).toEqual([
+      "store.lease_seconds: must be >= 1",
+      "store.pool: unknown field",
+    ]);
   });
 
   it("rejects a binding naming an undeclared tenant", () => {

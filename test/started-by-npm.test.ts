@@ -117,7 +117,7 @@ describe("a Brain that npm started stops with npm", { timeout: 60_000 }, () => {
     async () => {
       // a server that reaches stopSignal only when told to (SIGUSR2), long after its parent died
       const server = `
-      const { stopSignal } = await import(${JSON.stringify(join(ROOT, "dist/kit/service-cli.js"))});
+      const { stopSignal } = await import(${JSON.stringify(join(ROOT, "dist/runtime/process.js"))});
       const alive = setInterval(() => {}, 1000);
       process.once("SIGUSR2", async () => {
         await stopSignal();

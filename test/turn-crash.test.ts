@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { NewEvent } from "../src/sessions/events.js";
+import type { NewEvent } from "../protocol/events.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import type { AppendOptions, AppendResult } from "../src/store/store.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";

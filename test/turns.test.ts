@@ -138,7 +138,7 @@ describe("tool calls in a turn", () => {
     const calls = (await client.events(session.id))
       .filter((e) => e.type === "tool.call")
       .map((e) => e.data.call_id);
-    expect(observed.filter((o) => calls.includes(o.call_id))).toEqual([
+    expect(observed.filter((o) => calls.includes(String(o.call_id)))).toEqual([
       { call_id: expect.any(String), storedBefore: true },
       { call_id: expect.any(String), storedBefore: true },
     ]);

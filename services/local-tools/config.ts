@@ -2,9 +2,9 @@ import { resolve } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import type { ConfigResult as Result } from "../../kit/service-cli.js";
 import { envSecrets, loadServiceConfig } from "../../kit/service-config.js";
-import { listenOf } from "../../src/config/addresses.js";
-import { readJsonFile } from "../../src/config/json-file.js";
-import { check, compile, StringEnum } from "../../src/validation.js";
+import { check, compile, StringEnum } from "../../protocol/validation.js";
+import { listenOf } from "../../runtime/addresses.js";
+import { readJsonFile } from "../../runtime/config-file.js";
 
 const strict = { additionalProperties: false } as const;
 const EnvName = Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" });

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { fileURLToPath } from "node:url";
 import { runServiceCommand, type SubcommandContext } from "../../kit/service-cli.js";
-import { parseListen } from "../../src/config/addresses.js";
-import { envSecret } from "../../src/secret.js";
+import { parseListen } from "../../runtime/addresses.js";
+import { envSecret } from "../../runtime/secret.js";
 import { loadLocalToolsConfig, readLocalToolsConfigFile } from "./config.js";
 import { answerApproval, listApprovals } from "./operator-cli.js";
 

@@ -1,9 +1,9 @@
 import { isAbsolute, resolve } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { type ConfigResult, envSecrets, loadServiceConfig } from "../../kit/index.js";
-import { type Listen, listenOf, urlProblem } from "../../src/config/addresses.js";
-import { Secret } from "../../src/secret.js";
-import { check, compile, StringEnum } from "../../src/validation.js";
+import { check, compile, StringEnum } from "../../protocol/validation.js";
+import { type Listen, listenOf, urlProblem } from "../../runtime/addresses.js";
+import { Secret } from "../../runtime/secret.js";
 
 const strict = { additionalProperties: false } as const;
 const ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$";

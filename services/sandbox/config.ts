@@ -2,9 +2,9 @@ import { isAbsolute, resolve } from "node:path";
 import { type Static, type TString, Type } from "@sinclair/typebox";
 import type { ConfigResult as Result } from "../../kit/service-cli.js";
 import { envSecrets, loadServiceConfig } from "../../kit/service-config.js";
-import { type Listen, listenOf } from "../../src/config/addresses.js";
-import type { Secret } from "../../src/secret.js";
-import { check, compile, defaultsOf, StringEnum } from "../../src/validation.js";
+import { check, compile, defaultsOf, StringEnum } from "../../protocol/validation.js";
+import { type Listen, listenOf } from "../../runtime/addresses.js";
+import type { Secret } from "../../runtime/secret.js";
 
 const strict = { additionalProperties: false } as const;
 const absolutePath = (options: { default?: string; description?: string } = {}): TString =>

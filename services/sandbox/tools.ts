@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineTool, type Tool, type ToolContext, ToolError } from "../../kit/index.js";
-import { StringEnum } from "../../src/validation.js";
+import { StringEnum } from "../../protocol/validation.js";
 import type { Language, Limits } from "./config.js";
 import { SandboxError } from "./errors.js";
 import type { JobStatus } from "./jobs.js";

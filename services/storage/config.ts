@@ -2,9 +2,9 @@ import { isAbsolute, resolve } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import type { ConfigResult as Result } from "../../kit/service-cli.js";
 import { envSecrets, loadServiceConfig } from "../../kit/service-config.js";
-import { type Listen, listenOf, urlProblem } from "../../src/config/addresses.js";
-import type { Secret } from "../../src/secret.js";
-import { check, compile, defaultsOf, StringEnum, TaggedUnion } from "../../src/validation.js";
+import { check, compile, defaultsOf, StringEnum, TaggedUnion } from "../../protocol/validation.js";
+import { type Listen, listenOf, urlProblem } from "../../runtime/addresses.js";
+import type { Secret } from "../../runtime/secret.js";
 import type { ScopeMode } from "./paths.js";
 import type { StorageLimits } from "./storage.js";
 

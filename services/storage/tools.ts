@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineTool, type Tool, type ToolContext, type ToolResultObject } from "../../kit/index.js";
-import { StringEnum } from "../../src/validation.js";
+import { StringEnum } from "../../protocol/validation.js";
 import { decodeContent, decodeTextWindow } from "./encoding.js";
 import type { Outcome } from "./errors.js";
 import { MAX_PATH_BYTES, type ScopeMode, scopePrefix } from "./paths.js";

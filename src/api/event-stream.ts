@@ -1,8 +1,8 @@
 import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { SessionEvent } from "../../protocol/events.js";
 import type { EventBus, Subscription } from "../events/bus.js";
 import { sseFrame } from "../events/bus.js";
-import type { SessionEvent } from "../sessions/events.js";
 import type { Store } from "../store/store.js";
 
 export interface EventStreamOptions {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { MAX_JSON_DEPTH, nestedDeeperThan } from "../json-depth.js";
-import type { Validator } from "../validation.js";
-import { check } from "../validation.js";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../../protocol/json-depth.js";
+import type { Validator } from "../../protocol/validation.js";
+import { check } from "../../protocol/validation.js";
 import { ApiError } from "./errors.js";
 
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {

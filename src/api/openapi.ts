@@ -1,5 +1,5 @@
+import { ErrorResponseSchema } from "../../protocol/errors.js";
 import type { Route } from "./router.js";
-import { ErrorResponseSchema } from "./wire.js";
 
 type Responses = Route["responses"];
 const error = (description: string) => ({ description, schema: ErrorResponseSchema });

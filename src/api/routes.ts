@@ -1,32 +1,31 @@
 import { Type } from "@sinclair/typebox";
+import { CatalogSchema } from "../../protocol/catalog.js";
+import { ErrorResponseSchema } from "../../protocol/errors.js";
+import { EventListSchema } from "../../protocol/events.js";
+import {
+  type CreateSessionBody,
+  CreateSessionBodySchema,
+  PostMessageAnswerSchema,
+  type PostMessageBody,
+  PostMessageBodySchema,
+  SessionListSchema,
+  SessionSchema,
+} from "../../protocol/session.js";
+import { compile } from "../../protocol/validation.js";
 import type { BrainConfig } from "../config/load.js";
 import type { EventBus } from "../events/bus.js";
 import type { SessionDirectory } from "../sessions/directory.js";
 import { SessionError } from "../sessions/errors.js";
-import {
-  type CreateSessionBody,
-  CreateSessionBodySchema,
-  type PostMessageBody,
-  PostMessageBodySchema,
-  type SessionRecord,
-} from "../sessions/session-config.js";
+import type { SessionRecord } from "../sessions/session-record.js";
 import type { Store } from "../store/store.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { parseTraceparent } from "../telemetry/trace-context.js";
 import type { TurnSupervisor } from "../turns/supervisor.js";
-import { compile } from "../validation.js";
 import { ApiError, apiErrorOf, sessionNotFound } from "./errors.js";
 import { streamEvents } from "./event-stream.js";
 import { readJsonBody, sendError, sendJson } from "./http.js";
 import { buildOpenApi } from "./openapi.js";
 import type { RequestContext, Route } from "./router.js";
-import {
-  CatalogSchema,
-  ErrorResponseSchema,
-  EventListSchema,
-  SessionListSchema,
-  SessionSchema,
-} from "./wire.js";
 
 export interface RouteDeps {
   config: BrainConfig;
@@ -228,7 +227,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
       summary: "Send a user message; it starts a turn. 409 while a turn runs or after close.",
       requestBody: { schema: PostMessageBodySchema, required: true },
       responses: {
-        202: { description: "Stored; the turn runs.", schema: Type.Object({ seq: Type.Integer() }) },
+        202: { description: "Stored; the turn runs.", schema: PostMessageAnswerSchema },
         400: errorResponse("Invalid body."),
         ...SESSION_ERRORS,
         409: errorResponse("A turn is running, or the session is closed."),

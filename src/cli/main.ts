@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { missingDefaultConfig, normalizeFlags, runMain, stopSignal } from "../../kit/service-cli.js";
+import { missingDefaultConfig, normalizeFlags, runMain, stopSignal } from "../../runtime/process.js";
 import { loadConfigFile } from "../config/load.js";
 import { COMMANDS } from "./commands.js";
 
@@ -71,6 +71,15 @@ async function main(argv: string[]): Promise<number> {
   }
   const { config } = loaded;
   if (values.check) {
+    // a store Brain could not open is as much a problem of the config as a bad field
+    if (config.store.kind === "postgres") {
+      const { postgresProblem } = await import("../store/postgres/open.js");
+      const problem = await postgresProblem(config.store.url.reveal(), config.store.urlEnv);
+      if (problem) {
+        process.stderr.write(`store.url_env: ${problem}\n${path}: 1 problem\n`);
+        return 2;
+      }
+    }
     process.stdout.write(
       `${path}: valid (${config.tenants.length} tenants, ${config.models.size} models, ${config.tools.size} tools)\n`,
     );

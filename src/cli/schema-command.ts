@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { normalizeFlags } from "../../kit/service-cli.js";
+import { normalizeFlags } from "../../runtime/process.js";
 import { HostConfigSchema } from "../config/schema.js";
 
 const HELP = `brain schema — print the host config's JSON Schema

@@ -1,4 +1,4 @@
-import { envSecret, tokenProblem } from "../secret.js";
+import { envSecret, tokenProblem } from "../../runtime/secret.js";
 import { httpUrlProblem, parseCommandLine } from "./command-line.js";
 
 /** What `brain tools check|config URL [flags]` was asked: help, something it cannot do, or a service. */

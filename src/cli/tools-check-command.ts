@@ -1,4 +1,4 @@
-import { compileToolSchema } from "../tools/tool-schemas.js";
+import { compileToolSchema } from "../../protocol/tool-schemas.js";
 import { checkToolService, formatOutcomes } from "../tools-check/check.js";
 import { parseToolServiceArgs } from "./tool-service-args.js";
 import { untilListening, waitSeconds } from "./wait-for-service.js";

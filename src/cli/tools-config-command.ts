@@ -1,7 +1,7 @@
 import { request } from "undici";
-import { type ToolManifest, ToolManifestSchema } from "../../kit/manifest.js";
+import { type ToolManifest, ToolManifestSchema } from "../../protocol/manifest.js";
+import { check, compile } from "../../protocol/validation.js";
 import { type HostConfig, HostConfigSchema } from "../config/schema.js";
-import { check, compile } from "../validation.js";
 import { parseToolServiceArgs } from "./tool-service-args.js";
 import { untilListening, waitSeconds } from "./wait-for-service.js";
 

@@ -1,13 +1,34 @@
-import type { Static } from "@sinclair/typebox";
-import type { CatalogSchema, SessionListSchema, SessionSchema } from "../api/wire.js";
-import type { SessionEvent, StoredEvent } from "../sessions/events.js";
-import type { SessionConfigInput } from "../sessions/session-config.js";
-import { SseParser } from "../tools/sse-parser.js";
+import { type Catalog, CatalogSchema } from "../../protocol/catalog.js";
+import { ErrorResponseSchema } from "../../protocol/errors.js";
+import {
+  EventListSchema,
+  type SessionEvent,
+  SessionEventSchema,
+  type StoredEvent,
+} from "../../protocol/events.js";
+import {
+  PostMessageAnswerSchema,
+  type Session,
+  type SessionConfigInput,
+  type SessionList,
+  SessionListSchema,
+  SessionSchema,
+} from "../../protocol/session.js";
+import { SseParser } from "../../protocol/sse.js";
+import { check, compile, type Validator } from "../../protocol/validation.js";
 
-export type Session = Static<typeof SessionSchema>;
-export type SessionList = Static<typeof SessionListSchema>;
-export type Catalog = Static<typeof CatalogSchema>;
-export type { SessionConfigInput, SessionEvent, StoredEvent };
+export type { Catalog, Session, SessionConfigInput, SessionEvent, SessionList, StoredEvent };
+
+// every answer is checked against its schema before a caller sees it
+const answers = {
+  catalog: compile<Catalog>(CatalogSchema),
+  session: compile<Session>(SessionSchema),
+  sessionList: compile<SessionList>(SessionListSchema),
+  posted: compile<{ seq: number }>(PostMessageAnswerSchema),
+  events: compile<{ events: StoredEvent[] }>(EventListSchema),
+  event: compile<SessionEvent>(SessionEventSchema),
+  error: compile<{ error: { code: string; message: string } }>(ErrorResponseSchema),
+};
 
 /** An error answer of Brain's API, with its stable code. */
 export class BrainApiError extends Error {
@@ -18,6 +39,14 @@ export class BrainApiError extends Error {
   ) {
     super(message);
     this.name = "BrainApiError";
+  }
+}
+
+/** Brain answered with something that is not what its API says: a wrong URL, or a proxy in between. */
+export class BrainProtocolError extends Error {
+  constructor(what: string, problems: readonly string[]) {
+    super(`Brain's answer to ${what} is not what its API says: ${problems.slice(0, 3).join("; ")}`);
+    this.name = "BrainProtocolError";
   }
 }
 
@@ -51,44 +80,45 @@ export class BrainClient {
   }
 
   catalog(): Promise<Catalog> {
-    return this.#json("GET", "/catalog");
+    return this.#json("GET", "/catalog", answers.catalog);
   }
 
   createSession(config: SessionConfigInput = {}): Promise<Session> {
-    return this.#json("POST", "/sessions", { config });
+    return this.#json("POST", "/sessions", answers.session, { config });
   }
 
   listSessions(options: { limit?: number; cursor?: string } = {}): Promise<SessionList> {
     const query = new URLSearchParams();
     if (options.limit !== undefined) query.set("limit", String(options.limit));
     if (options.cursor !== undefined) query.set("cursor", options.cursor);
-    return this.#json("GET", `/sessions${query.size > 0 ? `?${query}` : ""}`);
+    return this.#json("GET", `/sessions${query.size > 0 ? `?${query}` : ""}`, answers.sessionList);
   }
 
   getSession(id: string): Promise<Session> {
-    return this.#json("GET", `/sessions/${encodeURIComponent(id)}`);
+    return this.#json("GET", `/sessions/${encodeURIComponent(id)}`, answers.session);
   }
 
   sendMessage(id: string, content: string): Promise<{ seq: number }> {
-    return this.#json("POST", `/sessions/${encodeURIComponent(id)}/messages`, { content });
+    return this.#json("POST", `/sessions/${encodeURIComponent(id)}/messages`, answers.posted, { content });
   }
 
   async events(id: string, options: { after?: number; limit?: number } = {}): Promise<StoredEvent[]> {
     const query = new URLSearchParams({ after: String(options.after ?? 0) });
     if (options.limit !== undefined) query.set("limit", String(options.limit));
-    const body = await this.#json<{ events: StoredEvent[] }>(
+    const body = await this.#json(
       "GET",
       `/sessions/${encodeURIComponent(id)}/events?${query}`,
+      answers.events,
     );
     return body.events;
   }
 
   interrupt(id: string): Promise<Session> {
-    return this.#json("POST", `/sessions/${encodeURIComponent(id)}/interrupt`);
+    return this.#json("POST", `/sessions/${encodeURIComponent(id)}/interrupt`, answers.session);
   }
 
   close(id: string): Promise<Session> {
-    return this.#json("DELETE", `/sessions/${encodeURIComponent(id)}`);
+    return this.#json("DELETE", `/sessions/${encodeURIComponent(id)}`, answers.session);
   }
 
   /** Stored events after `after`, then live ones, until the session closes or `signal` fires. */
@@ -107,7 +137,7 @@ export class BrainClient {
     const parser = new SseParser(() => MAX_EVENT_BYTES);
     try {
       for await (const chunk of response.body) {
-        for (const event of parser.push(chunk)) yield JSON.parse(event.data) as SessionEvent;
+        for (const event of parser.push(chunk)) yield parsed(event.data, answers.event, "an event");
       }
     } catch (error) {
       if (options.signal?.aborted) return;
@@ -115,7 +145,7 @@ export class BrainClient {
     }
   }
 
-  async #json<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async #json<T>(method: string, path: string, validate: Validator<T>, body?: unknown): Promise<T> {
     const signal = AbortSignal.timeout(this.#timeoutMs);
     try {
       const response = await fetch(`${this.#base}${path}`, {
@@ -128,7 +158,7 @@ export class BrainClient {
         signal,
       });
       if (!response.ok) throw await toError(response);
-      return (await response.json()) as T;
+      return parsed(await response.text(), validate, `${method} ${path.split("?")[0]}`);
     } catch (error) {
       if (signal.aborted) throw new BrainTimeoutError(`${method} ${path.split("?")[0]}`, this.#timeoutMs);
       throw error;
@@ -136,10 +166,23 @@ export class BrainClient {
   }
 }
 
+/** `text` as JSON of the shape `validate` checks, or a BrainProtocolError saying what is wrong. */
+function parsed<T>(text: string, validate: Validator<T>, what: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new BrainProtocolError(what, ["not JSON"]);
+  }
+  const checked = check(validate, value);
+  if (!checked.ok) throw new BrainProtocolError(what, checked.problems);
+  return checked.value;
+}
+
 async function toError(response: Response): Promise<BrainApiError> {
   const text = await response.text();
   try {
-    const { error } = JSON.parse(text) as { error: { code: string; message: string } };
+    const { error } = parsed(text, answers.error, "an error");
     return new BrainApiError(response.status, error.code, error.message);
   } catch {
     return new BrainApiError(response.status, "http_error", `${response.status} ${text.slice(0, 200)}`);

@@ -1,37 +1,29 @@
-import type {
-  MessageAssistantData,
-  SessionEvent,
-  ToolResultEventData,
-  TurnCompletedData,
-  TurnEndedWithErrorData,
-} from "../sessions/events.js";
-import type { SessionConfig } from "../sessions/session-config.js";
+import type { SessionEvent } from "../../protocol/events.js";
 
 const clip = (text: string, max = 120) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const json = (value: unknown) => clip(JSON.stringify(value) ?? "");
 
 function describe(event: SessionEvent): string {
-  const data = event.data;
   switch (event.type) {
     case "session.created": {
-      const config = data.config as SessionConfig;
+      const { config } = event.data;
       return `model=${config.model} tools=${config.tools.join(",") || "(none)"}`;
     }
     case "message.user":
-      return json(data.content);
+      return json(event.data.content);
     case "message.assistant": {
-      const { text, tool_calls } = data as unknown as MessageAssistantData;
+      const { text, tool_calls } = event.data;
       const calls = tool_calls.map((call) => `${call.name}(${json(call.arguments)})`);
       return [text ? json(text) : "", calls.length > 0 ? `calls ${calls.join(", ")}` : ""]
         .filter(Boolean)
         .join(" ");
     }
     case "tool.call":
-      return `${data.name} ${json(data.arguments)} [${data.call_id}]`;
+      return `${event.data.name} ${json(event.data.arguments)} [${event.data.call_id}]`;
     case "tool.progress":
-      return `${data.name} ${json(data.data)}`;
+      return `${event.data.name} ${json(event.data.data)}`;
     case "tool.result": {
-      const result = data as unknown as ToolResultEventData;
+      const result = event.data;
       const text = result.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join(" ");
       const status = result.is_error
         ? `error ${result.error?.code ?? ""}${result.unknown_outcome ? " (outcome unknown)" : ""}`
@@ -39,17 +31,15 @@ function describe(event: SessionEvent): string {
       return `${result.name} ${status} → ${json(text || result.structured_content || "")} (${result.duration_ms} ms)`;
     }
     case "model.delta":
-      return json(data.text);
+      return json(event.data.text);
     case "turn.completed": {
-      const { stop_reason, steps, usage } = data as unknown as TurnCompletedData;
+      const { stop_reason, steps, usage } = event.data;
       return `${stop_reason}, ${steps} steps, tokens in=${usage.input_tokens} out=${usage.output_tokens}`;
     }
-    case "turn.failed": {
-      const { error } = data as unknown as TurnEndedWithErrorData;
-      return `${error.code}: ${error.message}`;
-    }
+    case "turn.failed":
+      return `${event.data.error.code}: ${event.data.error.message}`;
     case "turn.interrupted":
-      return String(data.reason ?? "");
+      return event.data.reason;
     default:
       return "";
   }

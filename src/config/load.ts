@@ -1,9 +1,9 @@
 import { resolve } from "node:path";
-import { envSecret, type Secret } from "../secret.js";
-import { compileToolSchema, type ToolSchemaValidator } from "../tools/tool-schemas.js";
-import { check, compile } from "../validation.js";
-import { type Listen, listenOf, urlProblem } from "./addresses.js";
-import { readJsonFile } from "./json-file.js";
+import { compileToolSchema, type ToolSchemaValidator } from "../../protocol/tool-schemas.js";
+import { check, compile } from "../../protocol/validation.js";
+import { type Listen, listenOf, urlProblem } from "../../runtime/addresses.js";
+import { readJsonFile } from "../../runtime/config-file.js";
+import { envSecret, type Secret } from "../../runtime/secret.js";
 import {
   DEFAULT_INSPECT_SESSION,
   DEFAULT_LIMITS,

@@ -1,63 +1,17 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { defaultsOf, StringEnum, TaggedUnion } from "../validation.js";
+import { ScriptSchema } from "../../protocol/script.js";
+import { TOOL_NAME_PATTERN } from "../../protocol/tool-names.js";
+import { defaultsOf, StringEnum, TaggedUnion } from "../../protocol/validation.js";
 
 // One schema per wire shape: the JSON Schema published in schema/brain.schema.json and the
 // TypeScript types below are both derived from these definitions, so they cannot disagree.
 
 const strict = { additionalProperties: false } as const;
 
-export const TOOL_NAME_PATTERN = "^[a-zA-Z0-9_-]{1,64}$";
 const ENV_NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$";
 
 const EnvName = Type.String({ pattern: ENV_NAME_PATTERN, description: "Name of an environment variable." });
 const Id = Type.String({ pattern: "^[a-zA-Z0-9_.-]{1,64}$" });
-
-export const ScriptedToolCallSchema = Type.Object(
-  {
-    name: Type.String({ minLength: 1 }),
-    // any JSON, not only an object: a recorded model may have produced arguments that are not
-    // an object (or not JSON at all), and a replay must give the tool the same thing
-    arguments: Type.Unknown({ description: "The arguments as the model would give them." }),
-  },
-  strict,
-);
-
-/**
- * Parallel calls in one step that Brain sends at once: models ask for a handful, and a reply asking
- * for thousands (a broken model, or a script) would turn into as many requests.
- */
-export const MAX_TOOL_CALLS_PER_STEP = 128;
-
-export const ScriptedStepSchema = Type.Object(
-  {
-    text: Type.Optional(
-      Type.String({
-        description:
-          "Assistant text. {{message}} is replaced by the turn's user message and {{result}} by the text of the last tool result.",
-      }),
-    ),
-    tool_calls: Type.Optional(Type.Array(ScriptedToolCallSchema, { maxItems: MAX_TOOL_CALLS_PER_STEP })),
-    delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
-    error: Type.Optional(
-      Type.String({ minLength: 1, description: "Fail this model call with this message." }),
-    ),
-    usage: Type.Optional(
-      Type.Object(
-        { input_tokens: Type.Integer({ minimum: 0 }), output_tokens: Type.Integer({ minimum: 0 }) },
-        strict,
-      ),
-    ),
-    stop_reason: Type.Optional(
-      Type.String({
-        minLength: 1,
-        description: 'The stop reason to report; "tool_use" when the step calls tools, else "end_turn".',
-      }),
-    ),
-  },
-  { ...strict, description: "One model call of the scripted model." },
-);
-
-export const ScriptSchema = Type.Array(ScriptedStepSchema, { maxItems: 10_000 });
 
 const providerModelFields = {
   name: Id,
@@ -226,7 +180,6 @@ export const HostConfigSchema = Type.Object(
 export type HostConfig = Static<typeof HostConfigSchema>;
 export type ModelEntry = Static<typeof ModelSchema>;
 export type ToolBindingConfig = Static<typeof ToolBindingSchema>;
-export type ScriptedStep = Static<typeof ScriptedStepSchema>;
 export type Limits = Required<Static<typeof LimitsSchema>>;
 
 export const DEFAULT_LIMITS: Limits = defaultsOf(LimitsSchema);

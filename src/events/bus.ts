@@ -1,4 +1,4 @@
-import type { LiveEvent, SessionEvent, StoredEvent } from "../sessions/events.js";
+import type { LiveEvent, SessionEvent, StoredEvent } from "../../protocol/events.js";
 
 /** Gets each event of a session with its SSE frame, serialized once however many listen. */
 export type EventListener = (event: SessionEvent, frame: string) => void;

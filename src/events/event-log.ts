@@ -1,5 +1,5 @@
-import type { LiveEvent, NewEvent, StoredEvent } from "../sessions/events.js";
-import type { SessionRecord } from "../sessions/session-config.js";
+import type { NewEvent, NewLiveEvent, StoredEvent } from "../../protocol/events.js";
+import type { SessionRecord } from "../sessions/session-record.js";
 import type { AppendOptions, AppendResult, NewSession, Store } from "../store/store.js";
 import type { EventBus } from "./bus.js";
 
@@ -36,7 +36,7 @@ export class EventLog {
   }
 
   /** A live-only event, in its place after the stored event `afterSeq`. */
-  publishLive(sessionId: string, afterSeq: number, type: LiveEvent["type"], data: LiveEvent["data"]): void {
-    this.bus.publishLive(sessionId, afterSeq, { type, at: new Date().toISOString(), data });
+  publishLive(sessionId: string, afterSeq: number, event: NewLiveEvent): void {
+    this.bus.publishLive(sessionId, afterSeq, { ...event, at: new Date().toISOString() });
   }
 }

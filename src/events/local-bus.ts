@@ -1,4 +1,4 @@
-import type { StoredEvent } from "../sessions/events.js";
+import type { StoredEvent } from "../../protocol/events.js";
 import type { EventBus, EventListener, Subscription } from "./bus.js";
 import { sseFrame } from "./bus.js";
 import { SessionOrder } from "./session-order.js";

@@ -1,11 +1,22 @@
 import { describe, expect, it } from "vitest";
-import type { LiveEvent, SessionEvent, StoredEvent } from "../sessions/events.js";
+import type { LiveEvent, SessionEvent, StoredEvent } from "../../protocol/events.js";
 import { SessionOrder } from "./session-order.js";
 
-const stored = (seq: number): StoredEvent => ({ seq, type: "tool.result", at: "", data: { n: seq } });
-const live = (n: number): LiveEvent => ({ type: "tool.progress", at: "", data: { n } });
+const stored = (seq: number): StoredEvent => ({
+  seq,
+  type: "message.user",
+  at: "",
+  data: { content: `m${seq}` },
+});
+const live = (n: number): LiveEvent => ({
+  type: "model.delta",
+  at: "",
+  data: { text: String(n), attempt: 1 },
+});
 const names = (events: SessionEvent[]) =>
-  events.map((event) => ("seq" in event ? event.seq : `live${event.data.n}`));
+  events.map((event) =>
+    "seq" in event ? event.seq : `live${event.type === "model.delta" ? event.data.text : ""}`,
+  );
 
 describe("SessionOrder", () => {
   it("holds what arrives before its start is known, then releases only what follows the start", () => {

@@ -1,4 +1,4 @@
-import type { LiveEvent, SessionEvent, StoredEvent } from "../sessions/events.js";
+import type { LiveEvent, SessionEvent, StoredEvent } from "../../protocol/events.js";
 
 /** Seqs missing between what was delivered and what is held: `after` < seq < `before`. */
 export interface Gap {

@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ToolResultEventData } from "../sessions/events.js";
+import type { ToolResultEventData } from "../../protocol/events.js";
 import { type ConversationMessage, type ModelRequest, wireCallId, wireCallIds } from "./provider.js";
 import { IMAGE_TYPES, mediaNote, resultParts } from "./result-parts.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Secret } from "../secret.js";
+import { Secret } from "../../runtime/secret.js";
 import { judgeAnswer, parseRetryAfter, scrubMessage } from "./provider-failure.js";
 
 const answer = (status: number | undefined, type?: string, headers: Record<string, string> = {}) =>

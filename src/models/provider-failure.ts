@@ -1,23 +1,8 @@
-import type { Secret } from "../secret.js";
-
-/**
- * Why a model call failed: the `error.code` of `turn.failed` when it fails for good. These codes
- * are API — clients branch on them — and the same for every provider.
- */
-export type ProviderErrorCode =
-  | "provider_rate_limited"
-  | "provider_overloaded"
-  | "provider_server_error"
-  | "provider_timeout"
-  | "provider_unreachable"
-  | "provider_connection_lost"
-  | "provider_auth_failed"
-  | "provider_rejected"
-  | "provider_bad_response"
-  | "provider_error";
+import type { ProviderFailureCode } from "../../protocol/turn-failures.js";
+import type { Secret } from "../../runtime/secret.js";
 
 /** Model calls are safe to repeat (nothing acts on a reply until it is complete), so these are retried. */
-const RETRYABLE: ReadonlySet<ProviderErrorCode> = new Set([
+const RETRYABLE: ReadonlySet<ProviderFailureCode> = new Set([
   "provider_rate_limited",
   "provider_overloaded",
   "provider_server_error",
@@ -28,7 +13,7 @@ const RETRYABLE: ReadonlySet<ProviderErrorCode> = new Set([
 
 /** One failed attempt of a model call, judged. */
 export interface AttemptFailure {
-  code: ProviderErrorCode;
+  code: ProviderFailureCode;
   /** For people, and for `turn.failed`: never holds a key. */
   message: string;
   retryable: boolean;
@@ -44,7 +29,7 @@ export class AttemptError extends Error {
   }
 }
 
-export function attemptFailure(code: ProviderErrorCode, message: string): AttemptFailure {
+export function attemptFailure(code: ProviderFailureCode, message: string): AttemptFailure {
   return { code, message, retryable: RETRYABLE.has(code) };
 }
 
@@ -59,7 +44,7 @@ export interface ProviderAnswer {
 }
 
 /** Error types both providers (and the servers that copy them) put in error bodies and stream events. */
-const CODE_BY_TYPE: Record<string, ProviderErrorCode> = {
+const CODE_BY_TYPE: Record<string, ProviderFailureCode> = {
   rate_limit_error: "provider_rate_limited",
   overloaded_error: "provider_overloaded",
   api_error: "provider_server_error",
@@ -72,7 +57,7 @@ const CODE_BY_TYPE: Record<string, ProviderErrorCode> = {
   request_too_large: "provider_rejected",
 };
 
-function codeFor(status: number | undefined, type: string | undefined): ProviderErrorCode {
+function codeFor(status: number | undefined, type: string | undefined): ProviderFailureCode {
   if (status === 429) return "provider_rate_limited";
   if (status === 529) return "provider_overloaded";
   if (status === 401 || status === 403) return "provider_auth_failed";

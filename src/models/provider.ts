@@ -1,6 +1,7 @@
+import type { ToolResultEventData } from "../../protocol/events.js";
+import type { SessionConfig } from "../../protocol/session.js";
+import type { ModelFailureCode } from "../../protocol/turn-failures.js";
 import type { ModelConfig } from "../config/load.js";
-import type { ToolResultEventData } from "../sessions/events.js";
-import type { SessionConfig } from "../sessions/session-config.js";
 
 export interface ToolCall {
   call_id: string;
@@ -55,7 +56,7 @@ export interface ModelProvider {
 /** A model call that failed for good: ends the turn with `turn.failed` carrying this code and message. */
 export class ModelError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ModelFailureCode,
     message: string,
   ) {
     super(message);

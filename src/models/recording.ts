@@ -1,11 +1,15 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { type ScriptedStep, ScriptSchema } from "../config/schema.js";
-import type { MessageAssistantData, StoredEvent, TurnEndedWithErrorData } from "../sessions/events.js";
-import { type SessionConfig, SessionConfigSchema } from "../sessions/session-config.js";
-import { check, compile } from "../validation.js";
+import { type MessageAssistantData, type StoredEvent, StoredEventSchema } from "../../protocol/events.js";
+import { type ScriptedStep, ScriptSchema } from "../../protocol/script.js";
+import { type SessionConfig, SessionConfigInputSchema } from "../../protocol/session.js";
+import { check, compile } from "../../protocol/validation.js";
 
 /** A stored event as a recording needs it: its seq and time are the recorded Brain's own. */
-export type RecordedEvent = Pick<StoredEvent, "data"> & { type: string };
+export type RecordedEvent = StoredEvent extends infer Event
+  ? Event extends StoredEvent
+    ? Pick<Event, "type" | "data">
+    : never
+  : never;
 
 /** A stored session as the scripted model can play it back. */
 export interface Recording {
@@ -35,9 +39,9 @@ export function recordSession(events: readonly RecordedEvent[]): Recording {
   const messages: string[] = [];
   const notes: string[] = [];
   for (const event of events) {
-    if (event.type === "message.user") messages.push(String(event.data.content));
+    if (event.type === "message.user") messages.push(event.data.content);
     if (event.type === "message.assistant") {
-      const data = event.data as unknown as MessageAssistantData;
+      const data = event.data;
       script.push(stepOf(data));
       if (TEMPLATE.test(JSON.stringify([data.text, data.tool_calls]))) {
         notes.push(
@@ -49,9 +53,9 @@ export function recordSession(events: readonly RecordedEvent[]): Recording {
       // The scripted model picks its step by the number of answers so far, and the model call
       // that failed (or never came) left none: without this step the next turn would play it.
       script.push({ stop_reason: RECORDED_END_STOP_REASON });
-      const error = (event.data as unknown as Partial<TurnEndedWithErrorData>).error;
+      const how = event.type === "turn.failed" ? `failed (${event.data.error.code})` : "was interrupted";
       notes.push(
-        `turn ${messages.length} ${event.type === "turn.failed" ? `failed (${error?.code ?? "unknown"})` : "was interrupted"}: a replay ends it there with an empty answer (step ${script.length})`,
+        `turn ${messages.length} ${how}: a replay ends it there with an empty answer (step ${script.length})`,
       );
     }
   }
@@ -80,16 +84,12 @@ export const RecordingFileSchema = Type.Object(
   {
     brain_recording: Type.Literal(1, { description: "The version of this file's format." }),
     session_id: Type.String({ minLength: 1, description: "The recorded session, on the Brain it ran on." }),
-    config: Type.Pick(SessionConfigSchema, ["tools", "system", "max_steps"]),
+    config: Type.Pick(SessionConfigInputSchema, ["tools", "system", "max_steps"]),
     messages: Type.Array(Type.String({ minLength: 1 }), { description: "The user messages, in order." }),
     script: ScriptSchema,
-    events: Type.Array(
-      Type.Object(
-        { type: Type.String({ minLength: 1 }), data: Type.Record(Type.String(), Type.Unknown()) },
-        strict,
-      ),
-      { description: "The recorded events, which the replay's are compared with." },
-    ),
+    events: Type.Array(Type.Pick(StoredEventSchema, ["type", "data"]), {
+      description: "The recorded events, which the replay's are compared with.",
+    }),
   },
   strict,
 );
@@ -111,7 +111,8 @@ export function recordingFile(
       config: { tools, ...(system !== undefined && { system }), max_steps },
       messages,
       script,
-      events: events.map(({ type, data }) => ({ type, data })),
+      // each event's type and data, as they were (TypeScript does not see that they stay paired)
+      events: events.map((event) => ({ type: event.type, data: event.data }) as RecordedEvent),
     },
     notes,
   };

@@ -1,4 +1,4 @@
-import type { StoredEvent } from "../sessions/events.js";
+import type { StoredEvent } from "../../protocol/events.js";
 import { RECORDED_END_STOP_REASON, type RecordedEvent } from "./recording.js";
 
 /** An event as a replay must reproduce it: without the ids, times and durations that differ on every run. */

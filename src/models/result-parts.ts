@@ -1,5 +1,5 @@
-import type { ToolResultEventData } from "../sessions/events.js";
-import type { ContentItem } from "../tools/result.js";
+import type { ToolResultEventData } from "../../protocol/events.js";
+import type { ContentItem } from "../../protocol/result.js";
 
 /** The image formats both providers take (Anthropic's image blocks, Chat Completions' image parts). */
 export const IMAGE_TYPES: ReadonlySet<string> = new Set([

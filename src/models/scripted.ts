@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ScriptedStep } from "../config/schema.js";
+import type { ScriptedStep } from "../../protocol/script.js";
 import {
   type ConversationMessage,
   ModelError,

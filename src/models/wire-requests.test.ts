@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ToolResultEventData } from "../sessions/events.js";
+import type { ToolResultEventData } from "../../protocol/events.js";
 import { anthropicRequest } from "./anthropic-request.js";
 import { isOfficialOpenAI, openAIRequest } from "./openai-request.js";
 import type { ConversationMessage, ModelRequest } from "./provider.js";

@@ -1,10 +1,11 @@
+import type { SessionConfig, SessionConfigInput } from "../../protocol/session.js";
 import type { BrainConfig } from "../config/load.js";
 import type { EventLog } from "../events/event-log.js";
 import { newId } from "../ids.js";
 import type { Store } from "../store/store.js";
 import type { TurnSupervisor } from "../turns/supervisor.js";
 import { SessionError, sessionClosed, sessionNotFound } from "./errors.js";
-import type { SessionConfig, SessionConfigInput, SessionRecord } from "./session-config.js";
+import type { SessionRecord } from "./session-record.js";
 
 export interface SessionDirectoryDeps {
   config: BrainConfig;

@@ -1,10 +1,10 @@
-/** Why a session refused what was asked of it. The API answers each with its status. */
-export type SessionErrorCode =
-  | "not_found"
-  | "invalid_request"
-  | "session_busy"
-  | "session_closed"
-  | "no_turn_running";
+import type { ErrorCode } from "../../protocol/errors.js";
+
+/** Why a session refused what was asked of it. The API answers each with its code's status. */
+export type SessionErrorCode = Extract<
+  ErrorCode,
+  "not_found" | "invalid_request" | "session_busy" | "session_closed" | "no_turn_running"
+>;
 
 export class SessionError {
   constructor(

@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import type { NewEvent, StoredEvent, StoredEventType } from "../sessions/events.js";
-import type { SessionRecord, SessionStatus } from "../sessions/session-config.js";
+import type { NewEvent, StoredEvent, StoredEventType } from "../../protocol/events.js";
+import type { SessionStatus } from "../../protocol/session.js";
+import type { SessionRecord } from "../sessions/session-record.js";
 import type { AppendOptions, AppendResult, NewSession, Store } from "./store.js";
 
 const SCHEMA_VERSION = 1;
@@ -52,8 +53,9 @@ function toSession(row: SessionRow): SessionRecord {
   };
 }
 
+/** An event as it was appended: its data was checked on the way in, so it is trusted on the way out. */
 function toEvent(row: EventRow): StoredEvent {
-  return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) };
+  return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) } as StoredEvent;
 }
 
 export class StoreInUseError extends Error {
@@ -151,7 +153,7 @@ export class SqliteStore implements Store {
         for (const event of events) {
           seq += 1;
           this.#statements.insertEvent.run(sessionId, seq, event.type, at, JSON.stringify(event.data));
-          stored.push({ seq, type: event.type, at, data: event.data as Record<string, unknown> });
+          stored.push({ seq, ...event, at });
         }
         // the session row is written only when its status changes, so most commits touch one page
         if (options.setStatus && options.setStatus !== state.status) {

@@ -1,5 +1,6 @@
-import type { NewEvent, StoredEvent } from "../sessions/events.js";
-import type { SessionConfig, SessionRecord, SessionStatus } from "../sessions/session-config.js";
+import type { NewEvent, StoredEvent } from "../../protocol/events.js";
+import type { SessionConfig, SessionStatus } from "../../protocol/session.js";
+import type { SessionRecord } from "../sessions/session-record.js";
 
 export interface NewSession {
   id: string;

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { compileToolSchema } from "../tools/tool-schemas.js";
+import { compileToolSchema } from "../../protocol/tool-schemas.js";
 import { type ExchangeOptions, exchange } from "./exchange.js";
 import { type Observation, TOOL_SERVICE_RULES } from "./rules.js";
 

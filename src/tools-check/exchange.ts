@@ -1,5 +1,5 @@
 import { request } from "undici";
-import { SseLimitError, SseParser } from "../tools/sse-parser.js";
+import { SseLimitError, SseParser } from "../../protocol/sse.js";
 
 /** What the checker saw of one request: pure data, judged by the rules. */
 export interface Exchange {

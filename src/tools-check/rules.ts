@@ -1,4 +1,4 @@
-import { checkResultObject } from "../tools/result.js";
+import { checkResultObject } from "../../protocol/result.js";
 import type { Exchange } from "./exchange.js";
 
 /** The requests the checker sends; the rules judge what came back. */

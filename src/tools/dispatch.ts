@@ -1,12 +1,12 @@
 import type { Dispatcher } from "undici";
+import type { ToolResult } from "../../protocol/result.js";
+import { describeErrors } from "../../protocol/validation.js";
 import type { ToolBinding } from "../config/load.js";
 import { environmentAgent } from "../http-agent.js";
-import { describeErrors } from "../validation.js";
 import { ToolFailure } from "./outcome.js";
 import { readToolResponse } from "./read-result.js";
 import { redactSecrets } from "./redact.js";
 import { RequestWrittenDispatcher } from "./request-written.js";
-import type { ToolResult } from "./result.js";
 
 export interface ToolCallRequest {
   tenantId: string;
@@ -210,7 +210,7 @@ function cancelled(): ToolFailure {
 }
 
 /**
- * Map a thrown error to its §6 outcome: our own aborts first, then undici's and the socket's codes.
+ * Map a thrown error to its outcome (docs/protocol.md#outcomes): our own aborts first, then undici's and the socket's codes.
  * `written` says whether the request went out: a call timed out before it connected never ran.
  */
 export function classifyError(

@@ -1,34 +1,5 @@
-import type { ToolResult } from "./result.js";
-
-/** The failure codes of DESIGN §6. They are API: clients and models branch on them. */
-export type OutcomeCode =
-  | "invalid_arguments"
-  | "unknown_tool"
-  | "unreachable"
-  | "http_status"
-  | "redirect"
-  | "headers_timeout"
-  | "timeout"
-  | "connection_lost"
-  | "invalid_result"
-  | "output_too_large"
-  | "cancelled"
-  | "brain_restarted";
-
-/** Whether the tool may have done the work, by code; `http_status` depends on the status (below). */
-const UNKNOWN_OUTCOME: Record<Exclude<OutcomeCode, "http_status">, boolean> = {
-  invalid_arguments: false,
-  unknown_tool: false,
-  unreachable: false,
-  redirect: true,
-  headers_timeout: true,
-  timeout: true,
-  connection_lost: true,
-  invalid_result: true,
-  output_too_large: true,
-  cancelled: true,
-  brain_restarted: true,
-};
+import { type OutcomeCode, UNKNOWN_OUTCOME } from "../../protocol/outcomes.js";
+import type { ToolResult } from "../../protocol/result.js";
 
 /** A failure for a code whose outcome does not depend on anything else. */
 export class ToolFailure {

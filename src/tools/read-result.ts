@@ -1,10 +1,10 @@
 import type { Dispatcher } from "undici";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../../protocol/json-depth.js";
+import { checkResultObject, type ToolResult } from "../../protocol/result.js";
+import { SseLimitError, SseParser } from "../../protocol/sse.js";
 import type { ToolBinding } from "../config/load.js";
-import { MAX_JSON_DEPTH, nestedDeeperThan } from "../json-depth.js";
 import { ToolFailure } from "./outcome.js";
 import { redactedStart } from "./redact.js";
-import { checkResultObject, type ToolResult } from "./result.js";
-import { SseLimitError, SseParser } from "./sse-parser.js";
 
 type ResponseData = Dispatcher.ResponseData;
 

@@ -1,5 +1,5 @@
+import type { MessageAssistantData, StoredEvent, ToolResultEventData } from "../../protocol/events.js";
 import type { ConversationMessage } from "../models/provider.js";
-import type { MessageAssistantData, StoredEvent, ToolResultEventData } from "../sessions/events.js";
 
 /**
  * A session's stored events folded into the conversation a model sees, one event at a time, so a

@@ -1,17 +1,18 @@
 import { describe, expect, it } from "vitest";
-import type { NewEvent, StoredEvent } from "../sessions/events.js";
+import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import { SqliteStore } from "../store/sqlite.js";
 import { ConversationFold } from "./conversation.js";
 import { Conversations } from "./conversations.js";
 
+const usage = { input_tokens: 0, output_tokens: 0 };
 const call = (id: string) => ({ call_id: id, name: "echo", arguments: { text: id } });
-const result = (id: string) => ({
-  type: "tool.result" as const,
+const result = (id: string): NewEvent => ({
+  type: "tool.result",
   data: { call_id: id, name: "echo", is_error: false, content: [{ type: "text", text: id }], duration_ms: 1 },
 });
-const assistant = (text: string, ids: string[] = []) => ({
-  type: "message.assistant" as const,
-  data: { text, tool_calls: ids.map(call), stop_reason: ids.length ? "tool_use" : "end_turn", usage: {} },
+const assistant = (text: string, ids: string[] = []): NewEvent => ({
+  type: "message.assistant",
+  data: { text, tool_calls: ids.map(call), stop_reason: ids.length ? "tool_use" : "end_turn", usage },
 });
 /** One turn: the user's message, a step with parallel calls (results stored out of order), the answer. */
 const turn = (n: number): NewEvent[] => [
@@ -23,7 +24,7 @@ const turn = (n: number): NewEvent[] => [
   result(`b${n}`),
   result(`a${n}`),
   assistant(`answer ${n}`),
-  { type: "turn.completed", data: { stop_reason: "end_turn", steps: 2, usage: {} } },
+  { type: "turn.completed", data: { stop_reason: "end_turn", steps: 2, usage } },
 ];
 const stored = (events: NewEvent[]): StoredEvent[] =>
   events.map((event, i) => ({ ...event, seq: i + 1, at: "2026-12-03T00:00:00.000Z" }) as StoredEvent);
@@ -75,7 +76,10 @@ async function countingStore(ids: string[]) {
         created_at: "2026-12-03T00:00:00.000Z",
         config: { model: "default", tools: [], max_steps: 8, metadata: {} },
       },
-      { type: "session.created", data: {} },
+      {
+        type: "session.created",
+        data: { config: { model: "default", tools: [], max_steps: 8, metadata: {} } },
+      },
     );
   }
   return { store, counter };

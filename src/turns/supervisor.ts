@@ -1,9 +1,11 @@
+import { type NewEvent, type StoredEvent, turnFailed } from "../../protocol/events.js";
+import type { SessionStatus } from "../../protocol/session.js";
+import type { TurnFailureCode } from "../../protocol/turn-failures.js";
 import type { BrainConfig, ToolBinding } from "../config/load.js";
 import type { EventLog } from "../events/event-log.js";
 import type { ModelProvider } from "../models/provider.js";
 import { SessionError, sessionClosed, sessionNotFound } from "../sessions/errors.js";
-import type { NewEvent, StoredEvent } from "../sessions/events.js";
-import type { SessionRecord, SessionStatus } from "../sessions/session-config.js";
+import type { SessionRecord } from "../sessions/session-record.js";
 import { type AppendOptions, type Store, StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
@@ -38,7 +40,7 @@ export interface TurnSupervisorDeps {
 /** Why a turn ended without finishing, for the results of the calls it left out. */
 interface Stranding {
   call: string;
-  turn: { code: string; message: string };
+  turn: { code: TurnFailureCode; message: string };
 }
 
 const OWNER_GONE: Stranding = {
@@ -188,7 +190,7 @@ export class TurnSupervisor {
       type: "tool.result",
       data: { call_id: call.call_id, name: call.name, ...failure, duration_ms: 0 },
     }));
-    await this.#append(sessionId, [...results, { type: "turn.failed", data: { error: why.turn } }], {
+    await this.#append(sessionId, [...results, turnFailed(why.turn.code, why.turn.message)], {
       expectStatus: ["running"],
       setStatus: "idle",
       ...fenced(lease),
@@ -259,17 +261,7 @@ export class TurnSupervisor {
     };
     if (!provider) {
       await append(
-        [
-          {
-            type: "turn.failed",
-            data: {
-              error: {
-                code: "unknown_model",
-                message: `no model "${session.config.model}" in the host config`,
-              },
-            },
-          },
-        ],
+        [turnFailed("unknown_model", `no model "${session.config.model}" in the host config`)],
         "idle",
       );
       return;
@@ -287,7 +279,7 @@ export class TurnSupervisor {
         dispatcher: this.deps.dispatcher,
         tools,
         append,
-        publishLive: (type, data) => this.deps.log.publishLive(session.id, lastSeq, type, data),
+        publishLive: (event) => this.deps.log.publishLive(session.id, lastSeq, event),
         inspectionFor: () => this.deps.inspectionFor(session, lease.token),
         logger: this.deps.logger,
         metrics: this.deps.metrics,

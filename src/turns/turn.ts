@@ -1,6 +1,14 @@
 import { defaultMaxListeners, setMaxListeners } from "node:events";
+import {
+  type NewEvent,
+  type NewLiveEvent,
+  type StoredEvent,
+  type ToolResultEventData,
+  turnFailed,
+} from "../../protocol/events.js";
+import { MAX_TOOL_CALLS_PER_STEP } from "../../protocol/script.js";
+import type { SessionStatus } from "../../protocol/session.js";
 import type { ToolBinding } from "../config/load.js";
-import { MAX_TOOL_CALLS_PER_STEP } from "../config/schema.js";
 import { newId } from "../ids.js";
 import {
   type ConversationMessage,
@@ -10,8 +18,7 @@ import {
   type ToolSpec,
   type Usage,
 } from "../models/provider.js";
-import type { NewEvent, StoredEvent, ToolResultEventData } from "../sessions/events.js";
-import type { SessionRecord, SessionStatus } from "../sessions/session-config.js";
+import type { SessionRecord } from "../sessions/session-record.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { childTraceparent, type TraceContext } from "../telemetry/trace-context.js";
@@ -23,7 +30,7 @@ export interface TurnDeps {
   /** The session's enabled tools that the host config still offers to its tenant. */
   tools: ReadonlyMap<string, ToolBinding>;
   append: (events: readonly NewEvent[], setStatus?: SessionStatus) => Promise<StoredEvent[]>;
-  publishLive: (type: "tool.progress" | "model.delta", data: Record<string, unknown>) => void;
+  publishLive: (event: NewLiveEvent) => void;
   inspectionFor: () => Promise<{ token: string; brainUrl: string; release: () => void }>;
   logger: Logger;
   metrics: Metrics;
@@ -77,17 +84,17 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
         messages,
         tools: specs,
         signal,
-        onDelta: (text, attempt) => deps.publishLive("model.delta", { text, attempt }),
+        onDelta: (text, attempt) => deps.publishLive({ type: "model.delta", data: { text, attempt } }),
       });
     } catch (error) {
       if (signal.aborted) return interrupted();
       const failure =
         error instanceof ModelError
-          ? { code: error.code, message: error.message }
-          : { code: "model_error", message: error instanceof Error ? error.message : String(error) };
+          ? turnFailed(error.code, error.message)
+          : turnFailed("model_error", error instanceof Error ? error.message : String(error));
       if (!(error instanceof ModelError))
         deps.logger.warn({ session_id: session.id, err: error }, "model call failed");
-      await deps.append([{ type: "turn.failed", data: { error: failure } }], "idle");
+      await deps.append([failure], "idle");
       return "failed";
     }
     if (signal.aborted) return interrupted();
@@ -95,10 +102,7 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
     usage.output_tokens += reply.usage.output_tokens;
     if (reply.tool_calls.length > MAX_TOOL_CALLS_PER_STEP) {
       const message = `the model asked for ${reply.tool_calls.length} tool calls in one step; at most ${MAX_TOOL_CALLS_PER_STEP} are sent at once, so none was`;
-      await deps.append(
-        [{ type: "turn.failed", data: { error: { code: "too_many_tool_calls", message } } }],
-        "idle",
-      );
+      await deps.append([turnFailed("too_many_tool_calls", message)], "idle");
       return "failed";
     }
 
@@ -159,7 +163,7 @@ async function callTool(turn: Turn, deps: TurnDeps, call: ToolCall): Promise<Too
       binding,
       signal: turn.signal,
       onProgress: (data) =>
-        deps.publishLive("tool.progress", { call_id: call.call_id, name: call.name, data }),
+        deps.publishLive({ type: "tool.progress", data: { call_id: call.call_id, name: call.name, data } }),
       ...(inspection && { inspection: { token: inspection.token, brainUrl: inspection.brainUrl } }),
       ...(turn.trace && { traceparent: childTraceparent(turn.trace) }),
     });

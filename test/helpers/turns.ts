@@ -33,6 +33,14 @@ export async function runTurn(
   );
 }
 
+/** The events of one type, typed as that type's. */
+export function ofType<T extends SessionEvent["type"]>(
+  events: readonly SessionEvent[],
+  type: T,
+): Extract<SessionEvent, { type: T }>[] {
+  return events.filter((event): event is Extract<SessionEvent, { type: T }> => event.type === type);
+}
+
 export function storedOnly(events: readonly SessionEvent[]): StoredEvent[] {
   return events.filter((event): event is StoredEvent => "seq" in event);
 }

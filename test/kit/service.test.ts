@@ -210,7 +210,14 @@ describe("bad requests", () => {
       "invalid_request",
       /inspection_token/,
     ],
-    ["a body over the cap", envelope({ text: "x".repeat(5000) }), undefined, 413, "body_too_large", /4096/],
+    [
+      "a body over the cap",
+      envelope({ text: "x".repeat(5000) }),
+      undefined,
+      413,
+      "payload_too_large",
+      /4096/,
+    ],
   ];
   it.each(cases)("answers %s with a clear error", async (_name, body, contentType, status, code, message) => {
     const response = await postCall(at("echo"), body, {

@@ -34,7 +34,8 @@ it("keeps a pending approval across a restart; asking again collects the answer 
   let approvalId: string | undefined;
   for (let next = await first; !next.done; next = await stream.next()) {
     events.push(next.value);
-    const progress = next.value.data.data as { approval_id?: string } | undefined;
+    const progress =
+      next.value.type === "tool.progress" ? (next.value.data.data as { approval_id?: string }) : undefined;
     if (next.value.type === "tool.progress" && !approvalId) {
       approvalId = progress?.approval_id;
       await tools.restart();

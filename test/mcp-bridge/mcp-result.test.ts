@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
+import { checkResultObject } from "../../protocol/result.js";
 import { brainResult } from "../../services/mcp-bridge/mcp-result.js";
-import { checkResultObject } from "../../src/tools/result.js";
 
 it("maps every kind of MCP content field by field, dropping annotations and _meta", () => {
   const result = brainResult({

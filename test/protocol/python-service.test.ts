@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ToolManifest, ToolManifestSchema } from "../../kit/manifest.js";
-import { check, compile } from "../../src/validation.js";
+import { type ToolManifest, ToolManifestSchema } from "../../protocol/manifest.js";
+import { check, compile } from "../../protocol/validation.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { pythonAvailable, type StartedProcess, startPythonService } from "../helpers/processes.js";
 import { runTurn } from "../helpers/turns.js";

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ofType } from "../helpers/turns.js";
 import { describeProviderConformance, PNG_BASE64 } from "./conformance.js";
 import {
   type AnthropicBlock,
@@ -117,7 +118,10 @@ describe("anthropic: its own wire", () => {
     const { fake, turn } = context();
     fake.enqueue(anthropicReply({ text: "cached", usage: { input: 10, output: 2, cache_read: 100 } }));
     const { stored } = await turn({});
-    expect(stored.at(-1)?.data.usage).toEqual({ input_tokens: 110, output_tokens: 2 });
+    expect(ofType(stored, "turn.completed").at(-1)?.data.usage).toEqual({
+      input_tokens: 110,
+      output_tokens: 2,
+    });
     expect(body(fake.requests.at(-1)?.body).max_tokens).toBe(8192);
   });
 });

@@ -5,7 +5,7 @@ import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { closedPort } from "../helpers/ports.js";
 import { startForwardProxy } from "../helpers/proxy.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
-import { runTurn } from "../helpers/turns.js";
+import { ofType, runTurn } from "../helpers/turns.js";
 import { type FakeModelServer, type Reply, startFakeModelServer } from "./fake-model-server.js";
 
 export interface FakeCall {
@@ -163,7 +163,6 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
     const events = await runTurn(client, session.id, message);
     return { session, events, stored: await client.events(session.id) };
   };
-  const ofType = (events: readonly SessionEvent[], type: string) => events.filter((e) => e.type === type);
   const lastRequests = (n: number) => fake.requests.slice(-n);
 
   describe(`${adapter.provider}: a turn`, () => {

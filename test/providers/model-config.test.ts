@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { Secret } from "../../runtime/secret.js";
 import { resolveConfig } from "../../src/config/load.js";
-import { Secret } from "../../src/secret.js";
 
 const KEY = "sk-ant-api03-0123456789abcdefghij";
 const env = { BRAIN_API_KEY: "tenant-key", ANTHROPIC_API_KEY: KEY };

@@ -139,9 +139,13 @@ describe("a run's memory cgroup", needs("cgroups"), () => {
     expect(readFileSync(join(cgroupDir(limited, "cpu"), "cpu.shares"), "utf8")).toBe("110\n");
     const unshared = await startTestSandbox(190_800, { cpu_cgroup: "off" });
     try {
-      // the modest tenant's CPU time against the greedy one's: 1 : 1 in cgroups; shared by run, 1 : 4
-      expect(await share(limited)).toBeGreaterThan(0.5);
-      expect(await share(unshared)).toBeLessThan(0.4);
+      // the modest tenant's CPU time against the greedy one's: 1 : 1 in cgroups; shared by run, 1 : 4.
+      // Other work on the host (the test run's own) takes from both: compared with the control, measured
+      // the same way just after, the cgroups' share is well above the per-run one's
+      const inCgroups = await share(limited);
+      const perRun = await share(unshared);
+      expect(perRun).toBeLessThan(0.4);
+      expect(inCgroups, `in cgroups ${inCgroups}, per run ${perRun}`).toBeGreaterThan(perRun * 1.6);
     } finally {
       await unshared.close();
     }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ToolManifest } from "../../kit/index.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { needs } from "../helpers/host-needs.js";
-import { runTurn } from "../helpers/turns.js";
+import { ofType, runTurn } from "../helpers/turns.js";
 import { eventually, marker, processesWith, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 let sandbox: TestSandbox;
@@ -57,7 +57,7 @@ describe("the sandbox through a real Brain", needs("sandbox"), () => {
         timed_out: false,
       },
     });
-    const answer = events.find((event) => event.type === "message.assistant" && event.data.text !== "");
+    const answer = ofType(events, "message.assistant").find((event) => event.data.text !== "");
     expect(answer?.data.text).toMatch(/^exit code 0, \d+ ms\n--- stdout ---\nline 0\n/);
     // files written by one call are there for the next, in the same session
     const next = await client.createSession({

@@ -1,4 +1,4 @@
-import type { NewEvent } from "../../src/sessions/events.js";
+import type { NewEvent } from "../../protocol/events.js";
 import type { AppendOptions, AppendResult, Store } from "../../src/store/store.js";
 
 /**

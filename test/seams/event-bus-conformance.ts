@@ -2,14 +2,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { NewEvent, SessionEvent, StoredEvent } from "../../protocol/events.js";
 import type { EventBus } from "../../src/events/bus.js";
 import { newId } from "../../src/ids.js";
-import type { NewEvent, SessionEvent, StoredEvent } from "../../src/sessions/events.js";
 import { SqliteStore } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
 
 const message = (n: number): NewEvent => ({ type: "message.user", data: { content: `m${n}` } });
-const label = (event: SessionEvent) => ("seq" in event ? event.seq : `live:${String(event.data.n)}`);
+const label = (event: SessionEvent) =>
+  "seq" in event ? event.seq : `live:${event.type === "model.delta" ? event.data.text : event.type}`;
+const delta = (text: string) => ({ type: "model.delta" as const, at: "", data: { text, attempt: 1 } });
 
 /** Collects what a subscriber gets, and waits for it. */
 function collector() {
@@ -60,7 +62,10 @@ export function describeEventBusConformance(name: string, makeBus: (store: Store
           config: { model: "default", tools: [], max_steps: 4, metadata: {} },
           created_at: "",
         },
-        { type: "session.created", data: {} },
+        {
+          type: "session.created",
+          data: { config: { model: "default", tools: [], max_steps: 4, metadata: {} } },
+        },
       );
       return id;
     }
@@ -94,8 +99,8 @@ export function describeEventBusConformance(name: string, makeBus: (store: Store
       await bus.subscribe(id, client.listener);
       const [first, second] = (await append(id, 2)) as [StoredEvent[], StoredEvent[]];
       bus.publishStored(id, second);
-      bus.publishLive(id, 3, { type: "tool.progress", at: "", data: { n: "after 3" } });
-      bus.publishLive(id, 1, { type: "tool.progress", at: "", data: { n: "after 1" } });
+      bus.publishLive(id, 3, delta("after 3"));
+      bus.publishLive(id, 1, delta("after 1"));
       bus.publishStored(id, first);
       expect(await client.until(4)).toEqual(["live:after 1", 2, 3, "live:after 3"]);
     });
@@ -137,7 +142,7 @@ export function describeEventBusConformance(name: string, makeBus: (store: Store
       expect(leaving.seen).toEqual([]);
       expect(bus.listenerCount(id)).toBe(1);
       const other = await session();
-      bus.publishLive(other, 1, { type: "model.delta", at: "", data: { n: 1 } });
+      bus.publishLive(other, 1, delta("nobody watches"));
       expect(bus.listenerCount(other)).toBe(0);
     });
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import { newId } from "../../src/ids.js";
-import type { NewEvent, StoredEvent } from "../../src/sessions/events.js";
 import type { Store } from "../../src/store/store.js";
 import { delayedStore } from "./delayed-store.js";
 
@@ -30,7 +30,10 @@ async function newSession(store: Store, tenant = "acme") {
       config: { model: "default", tools: [], max_steps: 4, metadata: {} },
       created_at: new Date().toISOString(),
     },
-    { type: "session.created", data: { n: 0 } },
+    {
+      type: "session.created",
+      data: { config: { model: "default", tools: [], max_steps: 4, metadata: {} } },
+    },
   );
   return created;
 }
@@ -55,7 +58,11 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
     it("creates a session idle, with its first event at seq 1", async () => {
       const created = await newSession(store);
       expect(created.session.status).toBe("idle");
-      expect(created.event).toMatchObject({ seq: 1, type: "session.created", data: { n: 0 } });
+      expect(created.event).toMatchObject({
+        seq: 1,
+        type: "session.created",
+        data: { config: { max_steps: 4 } },
+      });
       expect(await store.getSession(created.session.id)).toEqual(created.session);
       expect(await store.lastSeq(created.session.id)).toBe(1);
       expect(await store.lastSeq("ses_none")).toBe(0);

@@ -2,10 +2,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { ToolManifest } from "../../kit/manifest.js";
+import type { ToolManifest } from "../../protocol/manifest.js";
 import { hostConfigFor } from "../../src/cli/tools-config-command.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
-import { runTurn } from "../helpers/turns.js";
+import { ofType, runTurn } from "../helpers/turns.js";
 import { startStorage, type TestStorage } from "./storage-service.js";
 
 let storage: TestStorage;
@@ -63,7 +63,7 @@ it("a session in Brain writes a file through the real service and reads it back"
     is_error: false,
     content: [{ type: "text" }, { type: "text", text: "remember the milk" }],
   });
-  const reply = events.find((event) => event.type === "message.assistant" && event.data.text !== "");
+  const reply = ofType(events, "message.assistant").find((event) => event.data.text !== "");
   expect(reply?.data.text).toMatch(/I stored and read back: notes\/from-brain\.md .*\nremember the milk$/s);
   expect(events.at(-1)?.type).toBe("turn.completed");
   // the tenant's file, where the filesystem backend keeps it

@@ -1,7 +1,7 @@
 import type pg from "pg";
+import type { LiveEvent, StoredEvent } from "../../../protocol/events.js";
 import type { EventBus, EventListener, Subscription } from "../../events/bus.js";
 import { LocalEventBus } from "../../events/local-bus.js";
-import type { LiveEvent, StoredEvent } from "../../sessions/events.js";
 import type { Logger } from "../../telemetry/logger.js";
 import type { Store } from "../store.js";
 import type { PostgresNotifications } from "./notifications.js";

@@ -19,6 +19,22 @@ export class PostgresUnavailableError extends Error {
   }
 }
 
+/** What stops Brain from using the PostgreSQL server at `url`, or undefined when it answers. */
+export async function postgresProblem(url: string, urlEnv: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  // an error after the connection is made (the server going away) must not end the check
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return undefined;
+  } catch (error) {
+    return new PostgresUnavailableError(urlEnv, error).message;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** A pool on the database, its schema migrated to this Brain's; fails naming the variable. */
 export async function openPostgresPool(connection: PostgresConnection): Promise<pg.Pool> {
   const pool = new pg.Pool({

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import type { NewEvent, StoredEvent, StoredEventType } from "../../sessions/events.js";
-import type { SessionRecord, SessionStatus } from "../../sessions/session-config.js";
+import type { NewEvent, StoredEvent, StoredEventType } from "../../../protocol/events.js";
+import type { SessionStatus } from "../../../protocol/session.js";
+import type { SessionRecord } from "../../sessions/session-record.js";
 import type { AppendOptions, AppendResult, NewSession, Store } from "../store.js";
 import { whileReachable } from "./retry.js";
 
@@ -41,8 +42,9 @@ function toSession(row: SessionRow): SessionRecord {
   };
 }
 
+/** An event as it was appended: its data was checked on the way in, so it is trusted on the way out. */
 function toEvent(row: EventRow): StoredEvent {
-  return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) };
+  return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) } as StoredEvent;
 }
 
 /** bigint columns as numbers: seqs and lease tokens stay far below 2^53. */
@@ -106,7 +108,7 @@ export class PostgresStore implements Store {
     });
     return {
       session: { ...session, status: "idle" },
-      event: { seq: 1, type: first.type, at, data: first.data as Record<string, unknown> },
+      event: { seq: 1, ...first, at },
     };
   }
 
@@ -165,12 +167,7 @@ export class PostgresStore implements Store {
     }
     return {
       ok: true,
-      events: events.map((event, i) => ({
-        seq: row.first_seq + i,
-        type: event.type,
-        at,
-        data: event.data as Record<string, unknown>,
-      })),
+      events: events.map((event, i) => ({ seq: row.first_seq + i, ...event, at })),
     };
   }
 

@@ -1,11 +1,12 @@
 import { type Static, type TObject, type TSchema, type TUnsafe, Type } from "@sinclair/typebox";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
 import { didYouMean } from "./did-you-mean.js";
 
 // Ajv for our own wire shapes (host config, request bodies, events, tool results). Tool authors'
-// schemas get their own instances (src/tools/tool-schemas.ts), so a hostile input_schema cannot
-// add keywords or formats to ours.
+// schemas get their own instances (tool-schemas.ts), so a hostile input_schema cannot add keywords
+// or formats to ours.
 const ajv = new Ajv2020({
   allErrors: true,
   discriminator: true,
@@ -13,6 +14,8 @@ const ajv = new Ajv2020({
   allowUnionTypes: true,
   verbose: true,
 });
+// the formats our shapes name: an event's `at` is a date-time
+(addFormatsModule as unknown as (ajv: Ajv2020, formats: string[]) => void)(ajv, ["date-time"]);
 
 /** A string enum as plain JSON Schema `enum`, which gives one clear error instead of one per branch. */
 export function StringEnum<const T extends readonly string[]>(

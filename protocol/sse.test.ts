@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SseLimitError, SseParser } from "./sse-parser.js";
+import { SseLimitError, SseParser } from "./sse.js";
 
 const feed = (parser: SseParser, ...chunks: string[]) =>
   chunks.flatMap((chunk) => parser.push(Buffer.from(chunk)));
@@ -69,5 +69,15 @@ describe("SseParser", () => {
     expect(() => feed(new SseParser(limits), `data: ${"x".repeat(50)}\nevent: progress\n\n`)).toThrow(
       SseLimitError,
     );
+  });
+});
+
+describe("SseParser's retry field", () => {
+  it("keeps the reconnection time the stream asked for, from a frame that has no data", () => {
+    const parser = new SseParser(() => 1000);
+    expect(feed(parser, "retry: 1000\n\n")).toEqual([]);
+    expect(parser.retryMs).toBe(1000);
+    feed(parser, "retry: soon\n\n");
+    expect(parser.retryMs).toBe(1000);
   });
 });

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { ErrorObject } from "ajv";
-import { compile, describeErrors } from "../validation.js";
+import { compile, describeErrors } from "./validation.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -20,7 +20,7 @@ export const ContentItemSchema = Type.Union([
   ),
 ]);
 
-/** The result object a tool service sends (DESIGN §6). */
+/** The result object a tool service sends ([docs/protocol.md](../docs/protocol.md#the-result-object)). */
 export const ResultObjectSchema = Type.Object(
   {
     content: Type.Optional(Type.Array(ContentItemSchema)),
@@ -33,18 +33,23 @@ export const ResultObjectSchema = Type.Object(
 export type ContentItem = Static<typeof ContentItemSchema>;
 export type ResultObject = Static<typeof ResultObjectSchema>;
 
+/** Why a Brain-made result or a failed turn ended: a stable code and a message for people. */
+export const ErrorInfoSchema = Type.Object({ code: Type.String(), message: Type.String() });
+
 /** A call's result as recorded in `tool.result`: the service's, or one Brain made for a failure. */
-export interface ToolResult {
-  is_error: boolean;
-  content: ContentItem[];
-  structured_content?: Record<string, unknown>;
-  unknown_outcome?: boolean;
-  error?: { code: string; message: string };
-}
+export const ToolResultSchema = Type.Object({
+  is_error: Type.Boolean(),
+  content: Type.Array(ContentItemSchema),
+  structured_content: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  unknown_outcome: Type.Optional(Type.Boolean()),
+  error: Type.Optional(ErrorInfoSchema),
+});
+
+export type ToolResult = Static<typeof ToolResultSchema>;
 
 export const validateResultObject = compile<ResultObject>(ResultObjectSchema);
 
-/** Judge a parsed result object against §6 and the binding's output schema. */
+/** Judge a parsed result object against the protocol and the binding's output schema. */
 export function checkResultObject(
   raw: unknown,
   validateOutput: ((value: unknown) => boolean) | undefined,

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { seededRandom } from "../../test/reliability/random.js";
+import { seededRandom } from "../test/reliability/random.js";
 import { jsonSyntaxError } from "./json-syntax.js";
 
-const ROOT = join(import.meta.dirname, "../..");
+const ROOT = join(import.meta.dirname, "..");
 
 describe("jsonSyntaxError", () => {
   it.each([

@@ -1,0 +1,97 @@
+import { type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { ErrorInfoSchema, ToolResultSchema } from "./result.js";
+import { SessionConfigSchema } from "./session.js";
+import type { TurnFailureCode } from "./turn-failures.js";
+
+// A session's events: each type's data is a schema of its own, and the event types are derived from
+// them, so that a client narrows an event by its `type` and reads typed data.
+
+const Usage = Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer() });
+
+export const ToolCallSchema = Type.Object({
+  call_id: Type.String(),
+  name: Type.String(),
+  /** As the model gave them: usually an object, but a model can produce anything. */
+  arguments: Type.Unknown(),
+  /** The provider's own id for the call, given back to it with the result. */
+  provider_call_id: Type.Optional(Type.String()),
+});
+
+export const ToolResultDataSchema = Type.Composite([
+  Type.Object({ call_id: Type.String(), name: Type.String() }),
+  ToolResultSchema,
+  Type.Object({ duration_ms: Type.Number() }),
+]);
+
+const stored = <T extends string, D extends TProperties>(type: T, data: TObject<D>) =>
+  Type.Object({
+    seq: Type.Integer({ minimum: 1 }),
+    type: Type.Literal(type),
+    at: Type.String({ format: "date-time" }),
+    data,
+  });
+
+const live = <T extends string, D extends TProperties>(type: T, data: TObject<D>) =>
+  Type.Object({ type: Type.Literal(type), at: Type.String({ format: "date-time" }), data });
+
+/** Stored events, in the order a turn writes them. */
+export const StoredEventSchema = Type.Union([
+  stored("session.created", Type.Object({ config: SessionConfigSchema })),
+  stored("message.user", Type.Object({ content: Type.String() })),
+  stored("turn.started", Type.Object({})),
+  stored(
+    "message.assistant",
+    Type.Object({
+      text: Type.String(),
+      tool_calls: Type.Array(ToolCallSchema),
+      stop_reason: Type.String(),
+      usage: Usage,
+    }),
+  ),
+  stored(
+    "tool.call",
+    Type.Object({ call_id: Type.String(), name: Type.String(), arguments: Type.Unknown() }),
+  ),
+  stored("tool.result", ToolResultDataSchema),
+  stored("turn.completed", Type.Object({ stop_reason: Type.String(), steps: Type.Integer(), usage: Usage })),
+  stored("turn.interrupted", Type.Object({ reason: Type.String() })),
+  stored("turn.failed", Type.Object({ error: ErrorInfoSchema })),
+  stored("session.closed", Type.Object({})),
+]);
+
+/** Sent to connected clients only, never stored, carrying no seq. */
+export const LiveEventSchema = Type.Union([
+  live("tool.progress", Type.Object({ call_id: Type.String(), name: Type.String(), data: Type.Unknown() })),
+  live("model.delta", Type.Object({ text: Type.String(), attempt: Type.Integer({ minimum: 1 }) })),
+]);
+
+export const SessionEventSchema = Type.Union([StoredEventSchema, LiveEventSchema]);
+
+/** A page of stored events, as `GET /sessions/{id}/events` answers in JSON. */
+export const EventListSchema = Type.Object({ events: Type.Array(StoredEventSchema) });
+
+export type StoredEvent = Static<typeof StoredEventSchema>;
+export type LiveEvent = Static<typeof LiveEventSchema>;
+export type SessionEvent = StoredEvent | LiveEvent;
+export type StoredEventType = StoredEvent["type"];
+export type LiveEventType = LiveEvent["type"];
+export type EventType = SessionEvent["type"];
+
+/** The data of events of `type`. */
+export type EventData<T extends EventType> = Extract<SessionEvent, { type: T }>["data"];
+
+/** An event to append: its type and data; the store gives it its seq and time. */
+export type NewEvent = { [T in StoredEventType]: { type: T; data: EventData<T> } }[StoredEventType];
+
+/** A live-only event to publish: its type and data; it is given its time when published. */
+export type NewLiveEvent = { [T in LiveEventType]: { type: T; data: EventData<T> } }[LiveEventType];
+
+/** A `turn.failed` to append: every producer names a code of the one enum. */
+export function turnFailed(code: TurnFailureCode, message: string): NewEvent {
+  return { type: "turn.failed", data: { error: { code, message } } };
+}
+
+export type ToolCall = Static<typeof ToolCallSchema>;
+export type ToolResultEventData = EventData<"tool.result">;
+export type MessageAssistantData = EventData<"message.assistant">;
+export type Usage = Static<typeof Usage>;
