@@ -1,9 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import type { NewEvent, StoredEvent, StoredEventType } from "../../protocol/events.js";
+import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import type { SessionStatus } from "../../protocol/session.js";
 import type { SessionRecord } from "../sessions/session-record.js";
+import { type EventRow, type SessionRow, toEvent, toSession } from "./rows.js";
 import type { AppendOptions, AppendResult, NewSession, Store } from "./store.js";
 
 const SCHEMA_VERSION = 1;
@@ -27,36 +28,6 @@ CREATE TABLE IF NOT EXISTS events (
   PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 `;
-
-interface SessionRow {
-  id: string;
-  tenant_id: string;
-  status: SessionStatus;
-  config: string;
-  created_at: string;
-}
-
-interface EventRow {
-  seq: number;
-  type: StoredEventType;
-  at: string;
-  data: string;
-}
-
-function toSession(row: SessionRow): SessionRecord {
-  return {
-    id: row.id,
-    tenant_id: row.tenant_id,
-    status: row.status,
-    config: JSON.parse(row.config),
-    created_at: row.created_at,
-  };
-}
-
-/** An event as it was appended: its data was checked on the way in, so it is trusted on the way out. */
-function toEvent(row: EventRow): StoredEvent {
-  return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) } as StoredEvent;
-}
 
 export class StoreInUseError extends Error {
   constructor(readonly path: string) {

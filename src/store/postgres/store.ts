@@ -1,25 +1,11 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import type { NewEvent, StoredEvent, StoredEventType } from "../../../protocol/events.js";
+import type { NewEvent, StoredEvent } from "../../../protocol/events.js";
 import type { SessionStatus } from "../../../protocol/session.js";
 import type { SessionRecord } from "../../sessions/session-record.js";
+import { type EventRow, type SessionRow, toEvent, toSession } from "../rows.js";
 import type { AppendOptions, AppendResult, NewSession, Store } from "../store.js";
 import { whileReachable } from "./retry.js";
-
-interface SessionRow {
-  id: string;
-  tenant_id: string;
-  status: SessionStatus;
-  config: string;
-  created_at: string;
-}
-
-interface EventRow {
-  seq: number;
-  type: StoredEventType;
-  at: string;
-  data: string;
-}
 
 interface AppendRow {
   ok: boolean;
@@ -31,21 +17,6 @@ interface AppendRow {
 const UNIQUE_VIOLATION = "23505";
 
 const SESSION_COLUMNS = "id, tenant_id, status, config, created_at";
-
-function toSession(row: SessionRow): SessionRecord {
-  return {
-    id: row.id,
-    tenant_id: row.tenant_id,
-    status: row.status,
-    config: JSON.parse(row.config),
-    created_at: row.created_at,
-  };
-}
-
-/** An event as it was appended: its data was checked on the way in, so it is trusted on the way out. */
-function toEvent(row: EventRow): StoredEvent {
-  return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) } as StoredEvent;
-}
 
 /** bigint columns as numbers: seqs and lease tokens stay far below 2^53. */
 export const pgTypes = {
