@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { runNode } from "../helpers/cli.js";
-import { createTestDatabase, postgresAnswers } from "../helpers/postgres.js";
+import { needs } from "../helpers/host-needs.js";
+import { createTestDatabase } from "../helpers/postgres.js";
 
-const available = await postgresAnswers();
-
-describe.skipIf(!available)("npm run cluster (the README's many-instances command)", () => {
+describe("npm run cluster (the README's many-instances command)", needs("postgres"), () => {
   it("moves a session between two instances on one database, and stops all it started", async () => {
     const database = await createTestDatabase();
     try {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,14 +8,11 @@ import type { SessionEvent } from "../../src/client/client.js";
 import { BrainClient } from "../../src/client/client.js";
 import { type BrainProcess, newKeys, startBrainProcess } from "../helpers/brain-process.js";
 import { ROOT } from "../helpers/cli.js";
+import { NGINX, needs } from "../helpers/host-needs.js";
 import { closedPort } from "../helpers/ports.js";
-import { createTestDatabase, postgresAnswers, type TestDatabase } from "../helpers/postgres.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
 
-// Debian's nginx lives in /usr/sbin, which a user's PATH may not name
-const nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].find((path) => existsSync(path));
-const available = (await postgresAnswers()) && nginx !== undefined;
-
-describe.skipIf(!available)("the example nginx config in front of two instances", () => {
+describe("the example nginx config in front of two instances", needs("loadBalancer"), () => {
   let database: TestDatabase;
   let brains: BrainProcess[];
   let prefix: string;
@@ -41,7 +38,7 @@ describe.skipIf(!available)("the example nginx config in front of two instances"
       .replace("127.0.0.1:8081", new URL(brains[1]?.url as string).host)
       .replace("127.0.0.1:8088", `127.0.0.1:${port}`);
     writeFileSync(join(prefix, "nginx.conf"), config);
-    balancer = spawn(nginx as string, ["-p", prefix, "-c", join(prefix, "nginx.conf")], { stdio: "inherit" });
+    balancer = spawn(NGINX as string, ["-p", prefix, "-c", join(prefix, "nginx.conf")], { stdio: "inherit" });
     url = `http://127.0.0.1:${port}`;
     await waitForPort(port);
   }, 60_000);

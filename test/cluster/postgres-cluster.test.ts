@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent, StoredEvent } from "../../src/client/client.js";
 import { type BrainProcess, newKeys, startBrainProcess } from "../helpers/brain-process.js";
-import { createTestDatabase, postgresAnswers, type TestDatabase } from "../helpers/postgres.js";
+import { needs } from "../helpers/host-needs.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { assertGapless, storedOnly } from "../helpers/turns.js";
 
-const available = await postgresAnswers();
 const LEASE_SECONDS = 2;
 
 let database: TestDatabase;
@@ -74,7 +74,7 @@ async function waitFor(what: () => Promise<boolean>, timeoutMs: number, message:
   }
 }
 
-describe.skipIf(!available)("Brain instances on one PostgreSQL", () => {
+describe("Brain instances on one PostgreSQL", needs("postgres"), () => {
   let a: BrainProcess;
   let b: BrainProcess;
   let c: BrainProcess;

@@ -1,12 +1,12 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
-import { createTestDatabase, postgresAnswers, type TestDatabase } from "../helpers/postgres.js";
+import { needs } from "../helpers/host-needs.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { assertGapless, waitForEvents } from "../helpers/turns.js";
 
-const available = await postgresAnswers();
 // appends wait for PostgreSQL up to half a lease (3 s); the lease runs out 6 s after its last renewal
 const LEASE_SECONDS = 6;
 const PASSWORD = "pg-password-5e1f9c";
@@ -19,7 +19,7 @@ const released: (() => void)[] = [];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.skipIf(!available)("Brain on PostgreSQL when the database goes away", () => {
+describe("Brain on PostgreSQL when the database goes away", needs("postgres"), () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     const url = new URL(database.url);

@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { TestOptions } from "vitest";
 import { type Controller, ownCgroup, v1Root } from "../../services/sandbox/cgroups.js";
+import { POSTGRES_ADMIN_URL } from "./postgres.js";
 
 /**
  * Set to 1 by .ci/run: a test whose need this host lacks runs (and fails) instead of skipping, so
@@ -74,6 +75,31 @@ function mountLacks(): string[] {
 /** The system call numbers of the kernel's headers, which the seccomp filter's are checked against. */
 export const KERNEL_HEADER = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h";
 
+/** Debian's nginx lives in /usr/sbin, which a user's PATH may not name. */
+export const NGINX = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].find((path) =>
+  existsSync(path),
+);
+
+/** Whether the tests' PostgreSQL answers, asked of a child process, since a need is answered at once. */
+function postgresLacks(): string[] {
+  const probe = spawnSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `import pg from "pg"; const c = new pg.Client({ connectionString: process.argv[1], connectionTimeoutMillis: 3000 });
+       await c.connect(); await c.query("SELECT 1"); await c.end();`,
+      POSTGRES_ADMIN_URL,
+    ],
+    { cwd: join(import.meta.dirname, "../.."), stdio: "ignore", timeout: 10_000 },
+  );
+  return probe.status === 0
+    ? []
+    : [
+        `PostgreSQL answering at ${POSTGRES_ADMIN_URL.replace(/\/\/[^@]*@/, "//")} (Debian: apt-get install -y postgresql; BRAIN_TEST_POSTGRES names another server)`,
+      ];
+}
+
 /** What each kind of test needs of the host beyond Node 20, as what is missing and how to get it. */
 const NEEDS = {
   /** Real sandboxes: the sandbox service started for real. */
@@ -89,6 +115,13 @@ const NEEDS = {
       : [`${KERNEL_HEADER} is not there (Debian: apt-get install -y linux-libc-dev)`],
   /** Prometheus' own check of the /metrics output. */
   promtool: () => program("promtool", "prometheus"),
+  /** Brain on PostgreSQL, and many Brains on one. */
+  postgres: postgresLacks,
+  /** The example load balancer in front of many Brains on PostgreSQL. */
+  loadBalancer: () => [
+    ...postgresLacks(),
+    ...(NGINX ? [] : ["nginx (Debian: apt-get install -y nginx-light)"]),
+  ],
 } satisfies Record<string, () => string[]>;
 
 export type HostNeed = keyof typeof NEEDS;

@@ -40,17 +40,3 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
-
-/** Whether the PostgreSQL above answers: tests that need it skip with a line when it does not. */
-export async function postgresAnswers(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}

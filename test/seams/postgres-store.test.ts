@@ -1,12 +1,11 @@
-import { describe, it } from "vitest";
+import { describe } from "vitest";
 import { openPostgresPool } from "../../src/store/postgres/open.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import { createTestDatabase, postgresAnswers, type TestDatabase } from "../helpers/postgres.js";
+import { needs } from "../helpers/host-needs.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
 import { describeStoreConformance } from "./store-conformance.js";
 
-const available = await postgresAnswers();
-
-if (available) {
+describe("PostgreSQL", needs("postgres"), () => {
   let database: TestDatabase | undefined;
   const open = async () => {
     database ??= await createTestDatabase();
@@ -22,8 +21,4 @@ if (available) {
     },
     cleanup: async () => database?.drop(),
   }));
-} else {
-  describe("store conformance: postgres", () => {
-    it.skip("needs PostgreSQL at 127.0.0.1:5432 (Debian: apt-get install postgresql)", () => {});
-  });
-}
+});
