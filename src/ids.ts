@@ -62,3 +62,14 @@ export function newId(prefix: string): string {
   }
   return `${prefix}_${encodeTime(lastTime)}${lastRandom}`;
 }
+
+/** Whether `value` has the shape of an id `newId(prefix)` makes: anything else names nothing. */
+export function isId(prefix: string, value: string): boolean {
+  return (
+    value.length === prefix.length + 27 &&
+    value.startsWith(`${prefix}_`) &&
+    ID_BODY.test(value.slice(prefix.length + 1))
+  );
+}
+
+const ID_BODY = new RegExp(`^[${ALPHABET}]{26}$`);

@@ -3,7 +3,7 @@ import type { BrainClient } from "../src/client/client.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
 import { type StartedProcess, startEchoService } from "./helpers/processes.js";
 import { sendJson, startToolService, type ToolService, textResult } from "./helpers/tool-service.js";
-import { assertGapless, runTurn } from "./helpers/turns.js";
+import { assertGapless, ofType, runTurn } from "./helpers/turns.js";
 
 const TOKEN = "echo-token-0123456789";
 let echo: StartedProcess & { ready: string };
@@ -74,8 +74,14 @@ afterAll(async () => {
   await echo?.stop();
 });
 
-const results = async (sessionId: string) =>
-  (await client.events(sessionId)).filter((e) => e.type === "tool.result").map((e) => e.data);
+/** A turn's results in the order its calls were asked for: calls sent together end in any order. */
+const results = async (sessionId: string) => {
+  const events = await client.events(sessionId);
+  const asked = ofType(events, "tool.call").map((call) => call.data.call_id);
+  return ofType(events, "tool.result")
+    .map((result) => result.data)
+    .sort((a, b) => asked.indexOf(a.call_id) - asked.indexOf(b.call_id));
+};
 
 describe("a turn with the example echo service (a real process)", () => {
   it("calls echo and gives the result back to the model", async () => {

@@ -73,8 +73,6 @@ function resumePoint(req: RequestContext["req"], after: number): number | ApiErr
   return parseInteger(lastEventId.trim(), "Last-Event-ID", 0, Number.MAX_SAFE_INTEGER);
 }
 
-const SESSION_ID = /^ses_[0-9a-z]{26}$/;
-
 export function createRoutes(deps: RouteDeps): Route[] {
   const { config, sessions, turns, store, bus, metrics } = deps;
 
@@ -196,7 +194,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
         if (limit instanceof ApiError) return sendError(res, limit);
         const cursor = url.searchParams.get("cursor") ?? undefined;
         // a cursor is the last session of a page this tenant was given: anything else pages nowhere
-        if (cursor !== undefined && !(SESSION_ID.test(cursor) && (await sessions.get(tenantId, cursor)))) {
+        if (cursor !== undefined && !(await sessions.get(tenantId, cursor))) {
           return sendError(
             res,
             new ApiError("invalid_request", "cursor: not a next_cursor from a listing of your sessions"),

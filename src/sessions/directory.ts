@@ -1,7 +1,7 @@
 import type { SessionConfig, SessionConfigInput } from "../../protocol/session.js";
 import type { BrainConfig } from "../config/load.js";
 import type { EventLog } from "../events/event-log.js";
-import { newId } from "../ids.js";
+import { isId, newId } from "../ids.js";
 import type { Store } from "../store/store.js";
 import type { TurnSupervisor } from "../turns/supervisor.js";
 import { SessionError, sessionClosed, sessionNotFound } from "./errors.js";
@@ -63,6 +63,8 @@ export class SessionDirectory {
 
   /** The session if it exists and belongs to the tenant; another tenant's session does not exist. */
   async get(tenantId: string, id: string): Promise<SessionRecord | undefined> {
+    // a path's id is anything a client sent: only the shape of one of ours reaches the store
+    if (!isId("ses", id)) return undefined;
     const session = await this.deps.store.getSession(id);
     return session?.tenant_id === tenantId ? session : undefined;
   }

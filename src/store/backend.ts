@@ -1,3 +1,4 @@
+import pg from "pg";
 import { type InspectionGrants, LocalInspectionGrants } from "../api/inspection.js";
 import type { StoreConfig } from "../config/load.js";
 import type { EventBus } from "../events/bus.js";
@@ -11,7 +12,7 @@ import { PostgresInspectionGrants } from "./postgres/inspection.js";
 import { PostgresTurnLeases } from "./postgres/leases.js";
 import { PostgresNotifications } from "./postgres/notifications.js";
 import { openPostgresPool } from "./postgres/open.js";
-import { PostgresStore } from "./postgres/store.js";
+import { PostgresStore, pgTypes } from "./postgres/store.js";
 import { SqliteStore } from "./sqlite.js";
 import type { Store } from "./store.js";
 
@@ -62,16 +63,26 @@ export async function openBackend(config: StoreConfig, options: BackendOptions):
   const { logger } = options;
   const url = config.url.reveal();
   const pool = await openPostgresPool({ url, poolSize: config.poolSize, urlEnv: config.urlEnv });
+  // leases on connections of their own: a pool busy with appends must never hold a renewal up past
+  // the lease, which would hand a live turn to another instance
+  const leasePool = new pg.Pool({
+    connectionString: url,
+    max: 2,
+    types: pgTypes,
+    connectionTimeoutMillis: 5000,
+  });
+  leasePool.on("error", () => undefined);
   const notifications = new PostgresNotifications(url, logger);
   const instanceId = newId("brn");
   // an append waits for PostgreSQL at most half a lease: the turn can still record its end
   const store = new PostgresStore(pool, { readMs: 1000, appendMs: (config.leaseSeconds * 1000) / 2 });
   const bus = new PostgresEventBus(store, pool, notifications, instanceId, logger);
-  const leases = new PostgresTurnLeases(pool, notifications, instanceId, config.leaseSeconds, logger);
+  const leases = new PostgresTurnLeases(leasePool, notifications, instanceId, config.leaseSeconds, logger);
   const inspection = new PostgresInspectionGrants(pool, notifications, logger);
   try {
     await notifications.start();
   } catch (error) {
+    await leasePool.end();
     await store.close();
     throw error;
   }
@@ -86,6 +97,7 @@ export async function openBackend(config: StoreConfig, options: BackendOptions):
     close: async () => {
       await bus.close();
       await notifications.close();
+      await leasePool.end();
       await store.close();
     },
   };

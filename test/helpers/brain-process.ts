@@ -7,6 +7,7 @@ import { TENANTS, type TenantName } from "./brain.js";
 import { BRAIN_BIN } from "./cli.js";
 import { brainUrlFromLog, type StartedProcess, startProcess } from "./processes.js";
 import { removedOnFailure } from "./temp-dir.js";
+import { testStore } from "./test-store.js";
 
 export interface BrainProcess {
   url: string;
@@ -43,9 +44,10 @@ export async function startBrainProcess(
   keys: Record<TenantName, string> = newKeys(),
 ): Promise<BrainProcess> {
   const dir = mkdtempSync(join(tmpdir(), "brain-process-"));
+  const store = await testStore(dir, overrides);
   const config = {
     listen: "127.0.0.1:0",
-    store: { kind: "sqlite", path: join(dir, "brain.db") },
+    store: store.store,
     tenants: TENANTS.map((tenant) => ({ id: tenant, api_key_env: `KEY_${tenant.toUpperCase()}` })),
     models: [{ name: "default", provider: "scripted" }],
     tools: [],
@@ -53,7 +55,7 @@ export async function startBrainProcess(
   };
   const configPath = join(dir, "brain.json");
   writeFileSync(configPath, JSON.stringify(config));
-  const fullEnv = { KEY_ACME: keys.acme, KEY_GLOBEX: keys.globex, ...env };
+  const fullEnv = { KEY_ACME: keys.acme, KEY_GLOBEX: keys.globex, ...store.env, ...env };
   const runs: (StartedProcess & { ready: string })[] = [];
   const current = () => runs.at(-1) as StartedProcess;
   const launch = async () => {
@@ -74,6 +76,7 @@ export async function startBrainProcess(
     start: launch,
     stop: async () => {
       await current().stop("SIGTERM");
+      await store.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

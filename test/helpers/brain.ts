@@ -7,6 +7,7 @@ import { BrainClient } from "../../src/client/client.js";
 import { resolveConfig } from "../../src/config/load.js";
 import { captureLog } from "./captured-log.js";
 import { removedOnFailure } from "./temp-dir.js";
+import { testStore } from "./test-store.js";
 
 export const TENANTS = ["acme", "globex"] as const;
 export type TenantName = (typeof TENANTS)[number];
@@ -18,6 +19,8 @@ export interface TestBrain {
   env: Record<string, string>;
   keys: Record<TenantName, string>;
   dbPath: string;
+  /** Everything the store holds, as text: the SQLite file and its WAL, or every row of PostgreSQL. */
+  stored: () => Promise<string>;
   client: (tenant?: TenantName) => BrainClient;
   /** Everything Brain logged so far. */
   logs: () => string;
@@ -42,10 +45,16 @@ export async function startBrain(
     acme: `key-acme-${randomBytes(12).toString("hex")}`,
     globex: `key-globex-${randomBytes(12).toString("hex")}`,
   };
-  const env: Record<string, string> = { KEY_ACME: keys.acme, KEY_GLOBEX: keys.globex, ...options.env };
+  const store = await testStore(dir, overrides);
+  const env: Record<string, string> = {
+    KEY_ACME: keys.acme,
+    KEY_GLOBEX: keys.globex,
+    ...store.env,
+    ...options.env,
+  };
   const raw: Record<string, unknown> = {
     listen: "127.0.0.1:0",
-    store: { kind: "sqlite", path: dbPath },
+    store: store.store,
     log_level: "debug",
     tenants: [
       { id: "acme", api_key_env: "KEY_ACME" },
@@ -66,6 +75,7 @@ export async function startBrain(
     env,
     keys,
     dbPath,
+    stored: store.everything,
     running: await removedOnFailure(dir, boot()),
     client: (tenant = "acme") => new BrainClient(brain.url, keys[tenant]),
     logs: log.text,
@@ -76,6 +86,7 @@ export async function startBrain(
     },
     stop: async () => {
       await brain.running.close();
+      await store.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

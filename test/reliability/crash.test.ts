@@ -91,6 +91,13 @@ describe("Brain killed with SIGKILL in the middle of many sessions' tool calls",
 
     await brain.start();
     const after = brain.client();
+    // one Brain on its own file ends what it left at start; among instances, a dead owner's turns are
+    // taken over once its leases run out
+    await expect
+      .poll(async () => Promise.all(sessions.map(async (s) => (await after.getSession(s.id)).status)), {
+        timeout: 10_000,
+      })
+      .not.toContain("running");
     for (const s of sessions) {
       const events = await after.events(s.id, { limit: 10_000 });
       const where = `${s.kind} session ${s.id}`;

@@ -141,6 +141,8 @@ export class PostgresTurnLeases implements TurnLeases {
   async #renew(): Promise<void> {
     if (this.#held.size === 0) return;
     const asked = Date.now();
+    // a lease taken while the renewal is out is new, and not in its answer: it is not lost
+    const before = [...this.#held];
     try {
       const { rows } = await this.pool.query<{ session_id: string; token: number }>(
         `UPDATE brain_turn_leases SET expires_at = clock_timestamp() + $2 * interval '1 second'
@@ -148,14 +150,15 @@ export class PostgresTurnLeases implements TurnLeases {
         [this.instanceId, this.leaseSeconds],
       );
       const renewed = new Map(rows.map((row) => [row.session_id, row.token]));
-      for (const [sessionId, held] of this.#held) {
+      for (const [sessionId, held] of before) {
+        if (this.#held.get(sessionId) !== held) continue;
         if (renewed.get(sessionId) === held.lease.token) held.expiresAt = asked + this.leaseSeconds * 1000;
         else this.#lost(held, "another instance took the turn over");
       }
     } catch (error) {
       this.logger.warn({ err: error }, "could not renew turn leases");
       // past its time a lease may be another's already: its turn stops writing
-      for (const held of this.#held.values()) {
+      for (const [, held] of before) {
         if (Date.now() >= held.expiresAt) this.#lost(held, "the lease ran out while PostgreSQL was away");
       }
     }
