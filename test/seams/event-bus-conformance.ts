@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewEvent, SessionEvent, StoredEvent } from "../../protocol/events.js";
 import type { EventBus } from "../../src/events/bus.js";
 import { newId } from "../../src/ids.js";
-import { SqliteStore } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
+import type { OpenedBackend } from "./backends.js";
 
 const message = (n: number): NewEvent => ({ type: "message.user", data: { content: `m${n}` } });
 const label = (event: SessionEvent) =>
@@ -33,24 +30,22 @@ function collector() {
 }
 
 /**
- * What every event bus must do: in-process now, across processes on PostgreSQL next. Each bus is
- * made over a real store, from which it reads where a session starts and what it missed.
+ * What every event bus must do: in one process and across many on PostgreSQL. Each bus comes with
+ * the store of its backend, from which it reads where a session starts and what it missed; the
+ * cases append to the store directly and publish themselves, in whatever order they like.
  */
-export function describeEventBusConformance(name: string, makeBus: (store: Store) => EventBus): void {
+export function describeEventBusConformance(name: string, open: () => Promise<OpenedBackend>): void {
   describe(`event bus conformance: ${name}`, () => {
-    let dir: string;
+    let backend: OpenedBackend;
     let store: Store;
     let bus: EventBus;
 
-    beforeAll(() => {
-      dir = mkdtempSync(join(tmpdir(), "brain-bus-"));
-      store = new SqliteStore(join(dir, "brain.db"));
-      bus = makeBus(store);
+    beforeAll(async () => {
+      backend = await open();
+      ({ store, bus } = backend);
     });
     afterAll(async () => {
-      await bus?.close();
-      await store?.close();
-      rmSync(dir, { recursive: true, force: true });
+      await backend?.close();
     });
 
     async function session(): Promise<string> {
@@ -97,10 +92,11 @@ export function describeEventBusConformance(name: string, makeBus: (store: Store
       const id = await session();
       const client = collector();
       await bus.subscribe(id, client.listener);
+      // published before the appends that follow it were made, as a turn does
+      bus.publishLive(id, 1, delta("after 1"));
       const [first, second] = (await append(id, 2)) as [StoredEvent[], StoredEvent[]];
       bus.publishStored(id, second);
       bus.publishLive(id, 3, delta("after 3"));
-      bus.publishLive(id, 1, delta("after 1"));
       bus.publishStored(id, first);
       expect(await client.until(4)).toEqual(["live:after 1", 2, 3, "live:after 3"]);
     });

@@ -28,6 +28,7 @@ const STOP_POLL_MS = 50;
  */
 export class PostgresTurnLeases implements TurnLeases {
   readonly #held = new Map<string, Held>();
+  readonly #acquiring = new Set<string>();
   readonly #renewal: NodeJS.Timeout;
 
   constructor(
@@ -43,18 +44,23 @@ export class PostgresTurnLeases implements TurnLeases {
   }
 
   async acquire(sessionId: string): Promise<TurnLease | undefined> {
-    if (this.#held.has(sessionId)) return undefined;
+    // a row of this instance's that it no longer holds is a release still on its way: it is taken
+    // again; so one acquire at a time here, or the second would take the first's row from it
+    if (this.#held.has(sessionId) || this.#acquiring.has(sessionId)) return undefined;
+    this.#acquiring.add(sessionId);
     const asked = Date.now();
-    const { rows } = await this.pool.query<{ token: number }>(
-      `INSERT INTO brain_turn_leases (session_id, owner, token, expires_at)
+    const { rows } = await this.pool
+      .query<{ token: number }>(
+        `INSERT INTO brain_turn_leases (session_id, owner, token, expires_at)
        VALUES ($1, $2, nextval('brain_lease_tokens'), clock_timestamp() + $3 * interval '1 second')
        ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
-       WHERE brain_turn_leases.expires_at < clock_timestamp()
+       WHERE brain_turn_leases.expires_at < clock_timestamp() OR brain_turn_leases.owner = $2
        RETURNING token`,
-      [sessionId, this.instanceId, this.leaseSeconds],
-    );
+        [sessionId, this.instanceId, this.leaseSeconds],
+      )
+      .finally(() => this.#acquiring.delete(sessionId));
     const token = rows[0]?.token;
-    if (token === undefined || this.#held.has(sessionId)) return undefined;
+    if (token === undefined) return undefined;
     const controller = new AbortController();
     let markEnded = () => {};
     const ended = new Promise<void>((resolve) => {
