@@ -57,10 +57,13 @@ async function everyRow(url: string): Promise<string> {
     const tables = await client.query<{ name: string }>(
       "SELECT tablename AS name FROM pg_tables WHERE tablename LIKE 'brain_%'",
     );
-    const rows = await Promise.all(
-      tables.rows.map((table) => client.query<{ row: string }>(`SELECT t::text AS row FROM ${table.name} t`)),
-    );
-    return rows.flatMap((result) => result.rows.map((row) => row.row)).join("\n");
+    const rows: string[] = [];
+    // one query at a time: a client runs one
+    for (const table of tables.rows) {
+      const result = await client.query<{ row: string }>(`SELECT t::text AS row FROM ${table.name} t`);
+      rows.push(...result.rows.map((row) => row.row));
+    }
+    return rows.join("\n");
   } finally {
     await client.end();
   }
