@@ -50,6 +50,9 @@ const OWNER_GONE: Stranding = {
 
 const PAGE = 1000;
 
+/** How long a message waits for an idle session's lease that a takeover holds for a moment. */
+const LEASE_WAIT_MS = 1000;
+
 /** How long a crashed turn keeps trying to record its end while the store is away. */
 const CRASH_END_PATIENCE_MS = 60_000;
 
@@ -77,7 +80,7 @@ export class TurnSupervisor {
   ): Promise<{ seq: number } | SessionError> {
     if (this.#stopping)
       return new SessionError("session_busy", "Brain is shutting down; send the message again later");
-    const lease = await this.deps.leases.acquire(session.id);
+    const lease = await this.#leaseForMessage(session);
     if (!lease) return busy();
     const appended = await this.#append(
       session.id,
@@ -167,11 +170,27 @@ export class TurnSupervisor {
     return this.deps.leases.held();
   }
 
+  /**
+   * The lease for a message's turn. An idle session's lease may be held for a moment by a takeover
+   * that found its turn just as it ended: that is waited out, briefly, rather than answered as busy.
+   */
+  async #leaseForMessage(session: SessionRecord): Promise<TurnLease | undefined> {
+    const giveUpAt = Date.now() + LEASE_WAIT_MS;
+    for (;;) {
+      const lease = await this.deps.leases.acquire(session.id);
+      if (lease || Date.now() >= giveUpAt) return lease;
+      if ((await this.deps.store.getSession(session.id))?.status !== "idle") return undefined;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** End a turn that has no owner, under a lease of its own so that nobody else ends it too. */
   async #endOwnerless(sessionId: string): Promise<void> {
     const lease = await this.deps.leases.acquire(sessionId);
     if (!lease) return;
     try {
+      // the turn may have ended, and its owner let go, since it was found: then there is nothing to do
+      if ((await this.deps.store.getSession(sessionId))?.status !== "running") return;
       const unanswered = await this.#endStrandedTurn(sessionId, lease, OWNER_GONE);
       this.deps.logger.warn({ session_id: sessionId, unanswered }, "ended a turn whose owner was gone");
     } finally {
