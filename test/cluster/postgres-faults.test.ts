@@ -1,6 +1,6 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { type BrainProcess, startBrainProcess } from "../helpers/brain-process.js";
 import { needs } from "../helpers/host-needs.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
@@ -14,12 +14,12 @@ const PASSWORD = "pg-password-5e1f9c";
 let database: TestDatabase;
 let proxy: TcpProxy;
 let service: ToolService;
-let brain: TestBrain;
+let brain: BrainProcess;
 const released: (() => void)[] = [];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe("Brain on PostgreSQL when the database goes away", needs("postgres"), () => {
+describe("A Brain process on PostgreSQL when the database goes away", needs("postgres"), () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     const url = new URL(database.url);
@@ -33,7 +33,7 @@ describe("Brain on PostgreSQL when the database goes away", needs("postgres"), (
         sendJson(res, textResult("released"));
       },
     });
-    brain = await startBrain(
+    brain = await startBrainProcess(
       {
         store: { kind: "postgres", url_env: "DATABASE_URL", lease_seconds: LEASE_SECONDS },
         tools: [
@@ -46,7 +46,7 @@ describe("Brain on PostgreSQL when the database goes away", needs("postgres"), (
           },
         ],
       },
-      { env: { DATABASE_URL: url.toString() } },
+      { DATABASE_URL: url.toString() },
     );
   }, 30_000);
 
@@ -119,7 +119,7 @@ describe("Brain on PostgreSQL when the database goes away", needs("postgres"), (
         { code: "store_unavailable", message: "the store could not be reached; the turn stopped" },
       ],
     ]);
-    expect(brain.logs()).not.toContain(PASSWORD);
+    expect(brain.output()).not.toContain(PASSWORD);
     expect(JSON.stringify(events)).not.toContain(PASSWORD);
     // and the session takes messages again
     expect((await brain.client().getSession(sessionId)).status).toBe("idle");
