@@ -17,6 +17,8 @@ export const ERROR_CODES = [
   "session_busy",
   "session_closed",
   "no_turn_running",
+  "call_not_waiting",
+  "queue_full",
   "internal",
   "store_unavailable",
 ] as const;
@@ -36,6 +38,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   session_busy: 409,
   session_closed: 409,
   no_turn_running: 409,
+  call_not_waiting: 409,
+  queue_full: 409,
   internal: 500,
   store_unavailable: 503,
 };

@@ -1,7 +1,8 @@
 import { type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { ErrorInfoSchema, ToolResultSchema } from "./result.js";
-import { SessionConfigSchema } from "./session.js";
+import { APPROVAL_DECISIONS, SessionConfigSchema } from "./session.js";
 import type { TurnFailureCode } from "./turn-failures.js";
+import { StringEnum } from "./validation.js";
 
 // A session's events: each type's data is a schema of its own, and the event types are derived from
 // them, so that a client narrows an event by its `type` and reads typed data.
@@ -37,7 +38,16 @@ const live = <T extends string, D extends TProperties>(type: T, data: TObject<D>
 /** Stored events, in the order a turn writes them. */
 export const StoredEventSchema = Type.Union([
   stored("session.created", Type.Object({ config: SessionConfigSchema })),
-  stored("message.user", Type.Object({ content: Type.String() })),
+  stored(
+    "message.user",
+    Type.Object({
+      content: Type.String(),
+      /** When the message waited in the session's queue: the seq of its `message.queued`. */
+      queued_seq: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+  ),
+  /** A message sent with on_busy "enqueue" while a turn ran: its turn starts when the turn before it ends. */
+  stored("message.queued", Type.Object({ content: Type.String() })),
   stored("turn.started", Type.Object({})),
   stored(
     "message.assistant",
@@ -52,10 +62,37 @@ export const StoredEventSchema = Type.Union([
     "tool.call",
     Type.Object({ call_id: Type.String(), name: Type.String(), arguments: Type.Unknown() }),
   ),
+  /** A call of a binding with approval "always": nothing is sent until it is answered. */
+  stored(
+    "tool.approval_requested",
+    Type.Object({
+      call_id: Type.String(),
+      name: Type.String(),
+      arguments: Type.Unknown(),
+      expires_at: Type.String({ format: "date-time" }),
+    }),
+  ),
+  stored(
+    "tool.approval",
+    Type.Object({
+      call_id: Type.String(),
+      decision: StringEnum(APPROVAL_DECISIONS),
+      reason: Type.Optional(Type.String()),
+      /** Nobody answered in time: a deny Brain made. */
+      expired: Type.Optional(Type.Boolean()),
+    }),
+  ),
   stored("tool.result", ToolResultDataSchema),
   stored("turn.completed", Type.Object({ stop_reason: Type.String(), steps: Type.Integer(), usage: Usage })),
   stored("turn.interrupted", Type.Object({ reason: Type.String() })),
-  stored("turn.failed", Type.Object({ error: ErrorInfoSchema })),
+  stored(
+    "turn.failed",
+    Type.Object({
+      error: ErrorInfoSchema,
+      /** The tokens the turn used, where its failure is about them (`budget_exhausted`). */
+      usage: Type.Optional(Usage),
+    }),
+  ),
   stored("session.closed", Type.Object({})),
 ]);
 
@@ -87,8 +124,8 @@ export type NewEvent = { [T in StoredEventType]: { type: T; data: EventData<T> }
 export type NewLiveEvent = { [T in LiveEventType]: { type: T; data: EventData<T> } }[LiveEventType];
 
 /** A `turn.failed` to append: every producer names a code of the one enum. */
-export function turnFailed(code: TurnFailureCode, message: string): NewEvent {
-  return { type: "turn.failed", data: { error: { code, message } } };
+export function turnFailed(code: TurnFailureCode, message: string, usage?: Usage): NewEvent {
+  return { type: "turn.failed", data: { error: { code, message }, ...(usage && { usage }) } };
 }
 
 export type ToolCall = Static<typeof ToolCallSchema>;

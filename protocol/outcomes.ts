@@ -15,6 +15,8 @@ export const OUTCOME_CODES = [
   "output_too_large",
   "cancelled",
   "brain_restarted",
+  "denied",
+  "approval_expired",
 ] as const;
 
 export type OutcomeCode = (typeof OUTCOME_CODES)[number];
@@ -35,4 +37,6 @@ export const UNKNOWN_OUTCOME: Readonly<Record<Exclude<OutcomeCode, "http_status"
   output_too_large: true,
   cancelled: true,
   brain_restarted: true,
+  denied: false,
+  approval_expired: false,
 };

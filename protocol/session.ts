@@ -1,6 +1,11 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { ScriptSchema } from "./script.js";
 import { TOOL_NAME_PATTERN } from "./tool-names.js";
+
+/** How a person answers a call that waits for approval. */
+export const APPROVAL_DECISIONS = ["approve", "deny"] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+
 import { StringEnum } from "./validation.js";
 
 const strict = { additionalProperties: false } as const;
@@ -24,6 +29,12 @@ export const SessionConfigInputSchema = Type.Object(
       Type.Array(Type.String({ pattern: TOOL_NAME_PATTERN }), { uniqueItems: true, maxItems: 256 }),
     ),
     max_steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    max_tokens: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "The turn's budget: input and output tokens summed over its model calls.",
+      }),
+    ),
     metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     script: Type.Optional(scriptOfSession),
   },
@@ -36,6 +47,7 @@ export const SessionConfigSchema = Type.Object({
   system: Type.Optional(Type.String()),
   tools: Type.Array(Type.String()),
   max_steps: Type.Integer(),
+  max_tokens: Type.Optional(Type.Integer()),
   metadata: Type.Record(Type.String(), Type.Unknown()),
   script: Type.Optional(scriptOfSession),
 });
@@ -58,8 +70,34 @@ export const CreateSessionBodySchema = Type.Object(
   { config: Type.Optional(SessionConfigInputSchema) },
   strict,
 );
-export const PostMessageBodySchema = Type.Object({ content: Type.String({ minLength: 1 }) }, strict);
-export const PostMessageAnswerSchema = Type.Object({ seq: Type.Integer() });
+/** What a message does while a turn runs: refused (409), queued for its own turn, or the turn interrupted. */
+export const ON_BUSY = ["reject", "enqueue", "interrupt"] as const;
+
+export const PostMessageBodySchema = Type.Object(
+  {
+    content: Type.String({ minLength: 1 }),
+    on_busy: Type.Optional(StringEnum(ON_BUSY, { description: 'While a turn runs; "reject" when omitted.' })),
+  },
+  strict,
+);
+/** A message that started its turn gives its seq; one queued, its place in the queue. */
+export const PostMessageAnswerSchema = Type.Union([
+  Type.Object({ seq: Type.Integer() }),
+  Type.Object({ queued: Type.Integer({ minimum: 1 }) }),
+]);
+
+/** A person's answer to a call that waits for approval. */
+export const ApprovalBodySchema = Type.Object(
+  {
+    decision: StringEnum(APPROVAL_DECISIONS),
+    reason: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  strict,
+);
+export const ApprovalAnswerSchema = Type.Object({
+  call_id: Type.String(),
+  decision: StringEnum(APPROVAL_DECISIONS),
+});
 
 export type SessionConfigInput = Static<typeof SessionConfigInputSchema>;
 export type SessionConfig = Static<typeof SessionConfigSchema>;
@@ -68,3 +106,6 @@ export type Session = Static<typeof SessionSchema>;
 export type SessionList = Static<typeof SessionListSchema>;
 export type CreateSessionBody = Static<typeof CreateSessionBodySchema>;
 export type PostMessageBody = Static<typeof PostMessageBodySchema>;
+export type PostMessageAnswer = Static<typeof PostMessageAnswerSchema>;
+export type OnBusy = (typeof ON_BUSY)[number];
+export type ApprovalBody = Static<typeof ApprovalBodySchema>;

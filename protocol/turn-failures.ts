@@ -31,6 +31,8 @@ export const TURN_FAILURE_CODES = [
   "brain_restarted",
   /** The store could not be reached long enough that the turn could not go on. */
   "store_unavailable",
+  /** The turn used more tokens than its budget (`limits.max_tokens_per_turn`, the session's `max_tokens`). */
+  "budget_exhausted",
   /** Brain's own failure; its log has it. */
   "internal_error",
 ] as const;

@@ -71,6 +71,7 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     config,
     store,
     log,
+    bus,
     leases: backend.leases,
     dispatcher,
     providers,

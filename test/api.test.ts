@@ -496,6 +496,7 @@ describe("routes", () => {
         "POST /sessions/{id}/messages",
         "GET /sessions/{id}/events",
         "POST /sessions/{id}/interrupt",
+        "POST /sessions/{id}/calls/{call_id}/approval",
         "DELETE /sessions/{id}",
       ].sort(),
     );

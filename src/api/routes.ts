@@ -3,6 +3,9 @@ import { CatalogSchema } from "../../protocol/catalog.js";
 import { ErrorResponseSchema } from "../../protocol/errors.js";
 import { EventListSchema } from "../../protocol/events.js";
 import {
+  ApprovalAnswerSchema,
+  type ApprovalBody,
+  ApprovalBodySchema,
   type CreateSessionBody,
   CreateSessionBodySchema,
   PostMessageAnswerSchema,
@@ -39,6 +42,7 @@ export interface RouteDeps {
 
 const validateCreateSession = compile<CreateSessionBody>(CreateSessionBodySchema);
 const validatePostMessage = compile<PostMessageBody>(PostMessageBodySchema);
+const validateApproval = compile<ApprovalBody>(ApprovalBodySchema);
 
 // a page of events as JSON is built in memory: its size is bounded, not only its count
 const MAX_EVENT_PAGE_BYTES = 8 * 1024 * 1024;
@@ -222,13 +226,17 @@ export function createRoutes(deps: RouteDeps): Route[] {
       path: "/sessions/{id}/messages",
       auth: "tenant",
       operationId: "postMessage",
-      summary: "Send a user message; it starts a turn. 409 while a turn runs or after close.",
+      summary:
+        'Send a user message; it starts a turn. While a turn runs, `on_busy` says what happens: "reject" (409, the default), "enqueue" (202 with its place in the session\'s queue; it starts its own turn when the turns before it end) or "interrupt" (the running turn is interrupted, then this one starts).',
       requestBody: { schema: PostMessageBodySchema, required: true },
       responses: {
-        202: { description: "Stored; the turn runs.", schema: PostMessageAnswerSchema },
+        202: {
+          description: "Stored; its turn runs (`seq`), or it waits in the queue (`queued`, its place).",
+          schema: PostMessageAnswerSchema,
+        },
         400: errorResponse("Invalid body."),
         ...SESSION_ERRORS,
-        409: errorResponse("A turn is running, or the session is closed."),
+        409: errorResponse("A turn is running (on_busy reject), the queue is full, or the session is closed."),
         413: errorResponse("Body too large."),
       },
       handle: async ({ req, res, params, tenantId }) => {
@@ -237,9 +245,37 @@ export function createRoutes(deps: RouteDeps): Route[] {
         const session = await sessions.get(tenantId, params.id as string);
         if (!session) return sendError(res, sessionNotFound(params.id as string));
         const trace = parseTraceparent(req.headers.traceparent);
-        const accepted = await turns.postMessage(session, body.content, trace);
+        const accepted = await turns.postMessage(session, body.content, trace, body.on_busy);
         if (accepted instanceof SessionError) return sendError(res, apiErrorOf(accepted));
         sendJson(res, 202, accepted);
+      },
+    },
+    {
+      method: "POST",
+      path: "/sessions/{id}/calls/{call_id}/approval",
+      auth: "tenant",
+      operationId: "answerApproval",
+      summary:
+        "Approve or deny a tool call that waits for approval (its binding has approval \"always\"). The answer is stored once and bound to the call: approved, the call is sent; denied, it ends `denied` without being sent.",
+      requestBody: { schema: ApprovalBodySchema, required: true },
+      responses: {
+        200: { description: "Stored; the turn goes on.", schema: ApprovalAnswerSchema },
+        400: errorResponse("Invalid body."),
+        401: errorResponse("No or wrong API key."),
+        404: errorResponse("No such session (or not yours), or no such call waiting in its turn."),
+        409: errorResponse(
+          "The call was answered already, its approval expired, its turn ended, or the session is closed.",
+        ),
+        413: errorResponse("Body too large."),
+      },
+      handle: async ({ req, res, params, tenantId }) => {
+        const body = await readJsonBody(req, config.limits.max_request_bytes, validateApproval);
+        if (body instanceof ApiError) return sendError(res, body);
+        const session = await sessions.get(tenantId, params.id as string);
+        if (!session) return sendError(res, sessionNotFound(params.id as string));
+        const answered = await turns.answerApproval(session, params.call_id as string, body);
+        if (answered instanceof SessionError) return sendError(res, apiErrorOf(answered));
+        sendJson(res, 200, { call_id: answered.call_id, decision: answered.decision });
       },
     },
     {

@@ -24,6 +24,8 @@ export type ModelConfig = ModelEntry & { apiKey: Secret | undefined };
 export interface Tenant {
   id: string;
   apiKey: Secret;
+  maxConcurrentTurns: number | undefined;
+  requestsPerSecond: number | undefined;
 }
 
 export interface ToolBinding {
@@ -37,6 +39,8 @@ export interface ToolBinding {
   timeoutMs: number;
   maxOutputBytes: number;
   inspectSession: boolean;
+  /** Every call waits for a person's approval before it is sent. */
+  approval: boolean;
   validateArguments: ToolSchemaValidator;
   validateOutput: ToolSchemaValidator | undefined;
 }
@@ -169,7 +173,12 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
       );
     }
     keyOwners.set(apiKey.reveal(), tenant.id);
-    tenants.push({ id: tenant.id, apiKey });
+    tenants.push({
+      id: tenant.id,
+      apiKey,
+      maxConcurrentTurns: tenant.max_concurrent_turns,
+      requestsPerSecond: tenant.requests_per_second,
+    });
   });
 
   const models = new Map<string, ModelConfig>();
@@ -228,6 +237,7 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
       timeoutMs: Math.round((tool.timeout_seconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000),
       maxOutputBytes: tool.max_output_bytes ?? DEFAULT_MAX_OUTPUT_BYTES,
       inspectSession: tool.inspect_session ?? DEFAULT_INSPECT_SESSION,
+      approval: tool.approval === "always",
       validateArguments,
       validateOutput,
     });

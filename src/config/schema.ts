@@ -97,6 +97,12 @@ export const ToolBindingSchema = Type.Object(
     timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400, default: 300 })),
     max_output_bytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_073_741_824, default: 1_048_576 })),
     inspect_session: Type.Optional(Type.Boolean({ default: false })),
+    approval: Type.Optional(
+      StringEnum(["never", "always"], {
+        default: "never",
+        description: '"always": every call waits for a person to approve it before it is sent.',
+      }),
+    ),
   },
   strict,
 );
@@ -117,6 +123,29 @@ export const LimitsSchema = Type.Object(
         maximum: 3600,
         default: 30,
         description: "How long a client may take to send a whole request (headers and body); past it, 408.",
+      }),
+    ),
+    approval_timeout_seconds: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 2_592_000,
+        default: 3600,
+        description: "How long a call waits for approval; unanswered, it ends approval_expired.",
+      }),
+    ),
+    max_queued_messages: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 10_000,
+        default: 100,
+        description: 'Messages a session holds (on_busy "enqueue") while a turn runs.',
+      }),
+    ),
+    max_tokens_per_turn: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        default: 0,
+        description: "A turn's budget of input and output tokens over its model calls; 0 for none.",
       }),
     ),
   },
@@ -165,7 +194,28 @@ export const HostConfigSchema = Type.Object(
       StringEnum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { default: "info" }),
     ),
     store: Type.Optional(StoreSchema),
-    tenants: Type.Array(Type.Object({ id: Id, api_key_env: EnvName }, strict), { minItems: 1 }),
+    tenants: Type.Array(
+      Type.Object(
+        {
+          id: Id,
+          api_key_env: EnvName,
+          max_concurrent_turns: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              description: "Turns this tenant's sessions may run at once; past it, 429.",
+            }),
+          ),
+          requests_per_second: Type.Optional(
+            Type.Number({
+              exclusiveMinimum: 0,
+              description: "Requests this tenant may make per second (bursts of twice that); past it, 429.",
+            }),
+          ),
+        },
+        strict,
+      ),
+      { minItems: 1 },
+    ),
     models: Type.Array(ModelSchema, { minItems: 1 }),
     tools: Type.Optional(Type.Array(ToolBindingSchema)),
     limits: Type.Optional(LimitsSchema),

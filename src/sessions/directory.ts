@@ -46,11 +46,19 @@ export class SessionDirectory {
         `config.max_steps: must be at most ${config.limits.max_steps_per_turn} (limits.max_steps_per_turn)`,
       );
     }
+    const hostBudget = config.limits.max_tokens_per_turn;
+    if (input.max_tokens !== undefined && hostBudget > 0 && input.max_tokens > hostBudget) {
+      return new SessionError(
+        "invalid_request",
+        `config.max_tokens: must be at most ${hostBudget} (limits.max_tokens_per_turn)`,
+      );
+    }
     const sessionConfig: SessionConfig = {
       model,
       ...(input.system !== undefined && { system: input.system }),
       tools: input.tools ?? [],
       max_steps: maxSteps,
+      ...(input.max_tokens !== undefined && { max_tokens: input.max_tokens }),
       metadata: input.metadata ?? {},
       ...(input.script !== undefined && { script: input.script }),
     };

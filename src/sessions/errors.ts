@@ -3,7 +3,13 @@ import type { ErrorCode } from "../../protocol/errors.js";
 /** Why a session refused what was asked of it. The API answers each with its code's status. */
 export type SessionErrorCode = Extract<
   ErrorCode,
-  "not_found" | "invalid_request" | "session_busy" | "session_closed" | "no_turn_running"
+  | "not_found"
+  | "invalid_request"
+  | "session_busy"
+  | "session_closed"
+  | "no_turn_running"
+  | "call_not_waiting"
+  | "queue_full"
 >;
 
 export class SessionError {

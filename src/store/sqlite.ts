@@ -121,6 +121,9 @@ export class SqliteStore implements Store {
         const at = new Date().toISOString();
         const stored: StoredEvent[] = [];
         let seq = (this.#statements.lastSeq.get(sessionId) as { seq: number }).seq;
+        if (options.expectLastSeq !== undefined && seq !== options.expectLastSeq) {
+          return { ok: false, status: state.status, moved: true };
+        }
         for (const event of events) {
           seq += 1;
           this.#statements.insertEvent.run(sessionId, seq, event.type, at, JSON.stringify(event.data));

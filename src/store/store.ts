@@ -20,11 +20,16 @@ export interface AppendOptions {
    * one process, where a lease cannot be lost, have nothing to check.
    */
   leaseToken?: number;
+  /**
+   * Append only if the session's last event is still this one: a decision made on what the log held
+   * (an approval answered once) is written only if nothing was appended since.
+   */
+  expectLastSeq?: number;
 }
 
 export type AppendResult =
   | { ok: true; events: StoredEvent[] }
-  | { ok: false; status: SessionStatus | undefined; leaseLost?: true };
+  | { ok: false; status: SessionStatus | undefined; leaseLost?: true; moved?: true };
 
 /**
  * Sessions and their append-only event logs. `seq` is assigned by the store, 1, 2, 3 … per

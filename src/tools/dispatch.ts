@@ -75,7 +75,12 @@ export class ToolDispatcher {
         `the arguments do not match the tool's input_schema: ${problems.join("; ")}`,
       ).toResult();
     }
-    if (request.signal.aborted) return cancelled().toResult();
+    if (request.signal.aborted) {
+      return ToolFailure.unsent(
+        "cancelled",
+        "the session was interrupted or closed before the call was sent",
+      ).toResult();
+    }
 
     // Our own timers, not undici's headersTimeout/bodyTimeout: undici's tick at about one second,
     // and the limits here are exact and may be fractions of a second. The headers limit counts

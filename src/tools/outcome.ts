@@ -1,16 +1,24 @@
 import { type OutcomeCode, UNKNOWN_OUTCOME } from "../../protocol/outcomes.js";
 import type { ToolResult } from "../../protocol/result.js";
 
-/** A failure for a code whose outcome does not depend on anything else. */
+/** How a call failed, and from that whether the tool may have done the work. */
 export class ToolFailure {
   constructor(
     readonly code: OutcomeCode,
     readonly message: string,
     /** Only for `http_status`: a 5xx may have done the work, a 4xx refused it. */
     readonly status?: number,
+    /** False for a call that was never sent (cancelled while it waited): the tool did not run. */
+    readonly sent = true,
   ) {}
 
+  /** A failure of a call that was never sent: whatever its code, the tool did not run. */
+  static unsent(code: OutcomeCode, message: string): ToolFailure {
+    return new ToolFailure(code, message, undefined, false);
+  }
+
   get unknownOutcome(): boolean {
+    if (!this.sent) return false;
     if (this.code === "http_status") return (this.status ?? 500) >= 500;
     return UNKNOWN_OUTCOME[this.code];
   }

@@ -15,6 +15,9 @@ export interface TurnLease {
   release(): void;
 }
 
+/** The abort reason of the turns a stopping Brain interrupts. */
+export const SHUTDOWN = "shutdown";
+
 /** The abort reason of a lease that was lost (another owner may have the turn now). */
 export const LEASE_LOST = "lease_lost";
 

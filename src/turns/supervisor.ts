@@ -1,9 +1,10 @@
-import { type NewEvent, type StoredEvent, turnFailed } from "../../protocol/events.js";
-import type { SessionStatus } from "../../protocol/session.js";
+import { type EventData, type NewEvent, type StoredEvent, turnFailed } from "../../protocol/events.js";
+import type { ApprovalBody, OnBusy, PostMessageAnswer, SessionStatus } from "../../protocol/session.js";
 import type { TurnFailureCode } from "../../protocol/turn-failures.js";
 import type { BrainConfig, ToolBinding } from "../config/load.js";
+import type { EventBus } from "../events/bus.js";
 import type { EventLog } from "../events/event-log.js";
-import type { ModelProvider } from "../models/provider.js";
+import type { ConversationMessage, ModelProvider } from "../models/provider.js";
 import { SessionError, sessionClosed, sessionNotFound } from "../sessions/errors.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import { type AppendOptions, type Store, StoreUnavailableError } from "../store/store.js";
@@ -12,15 +13,20 @@ import type { Metrics } from "../telemetry/metrics.js";
 import type { TraceContext } from "../telemetry/trace-context.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
 import { ToolFailure } from "../tools/outcome.js";
+import { recordApproval } from "./approval-record.js";
+import { ApprovalWatch } from "./approvals.js";
 import { unansweredCalls } from "./conversation.js";
 import { Conversations } from "./conversations.js";
-import { LEASE_LOST, type TurnLease, type TurnLeases } from "./leases.js";
-import { runTurn } from "./turn.js";
+import { LEASE_LOST, SHUTDOWN, type TurnLease, type TurnLeases } from "./leases.js";
+import { foldQueue, type QueuedMessage } from "./queue.js";
+import { waitingTurn } from "./resume.js";
+import { type OpenStep, runTurn, TurnLeftWaiting } from "./turn.js";
 
 export interface TurnSupervisorDeps {
   config: BrainConfig;
   store: Store;
   log: EventLog;
+  bus: EventBus;
   leases: TurnLeases;
   dispatcher: ToolDispatcher;
   providers: ReadonlyMap<string, ModelProvider>;
@@ -56,9 +62,39 @@ const LEASE_WAIT_MS = 1000;
 /** How long a crashed turn keeps trying to record its end while the store is away. */
 const CRASH_END_PATIENCE_MS = 60_000;
 
+/** The stop reason of a turn that a message with on_busy "interrupt" replaces. */
+const SUPERSEDED = "interrupted by a new message";
+
+/** How many times a message tries to start its turn or join the queue while turns start and end under it. */
+const MESSAGE_ATTEMPTS = 5;
+
+/** Where a turn starts from: the seq of its `turn.started` and what it knows of the session then. */
+interface TurnStart {
+  startedAt: number;
+  trace: TraceContext | undefined;
+  /** The session's queue as of `startedAt`. */
+  queue: QueuedMessage[];
+  /** A turn picked up while its calls wait for approval. */
+  resume?: { history: ConversationMessage[]; open: OpenStep; watch: ApprovalWatch };
+}
+
 /**
- * The turns of every session: starting one for a message, running it under a lease, stopping it
- * (through its owner, wherever that is), and ending the turns whose owner is gone.
+ * What a turn has appended, so that its end knows whether anyone else appended meanwhile (an
+ * answer, a queued message) without reading the log when nobody did.
+ */
+interface TurnTally {
+  /** The last seq the turn knows of the log. */
+  base: number;
+  /** Events the turn appended after `base`, and the highest seq among them. */
+  own: number;
+  highest: number;
+  queue: QueuedMessage[];
+}
+
+/**
+ * The turns of every session: starting one for a message (or queueing the message), running it
+ * under a lease, answering its calls that wait for approval, stopping it (through its owner,
+ * wherever that is), and picking up or ending the turns whose owner is gone.
  */
 export class TurnSupervisor {
   readonly #conversations: Conversations;
@@ -70,35 +106,52 @@ export class TurnSupervisor {
   }
 
   /**
-   * Store the message and start its turn. The lease is taken first, so that a session marked
-   * running always has an owner that a stop can reach.
+   * Store the message and start its turn; while a turn runs, refuse it, queue it for a turn of its
+   * own, or interrupt the running turn first, as `onBusy` says. The lease is taken first, so that a
+   * session marked running always has an owner that a stop can reach.
    */
   async postMessage(
     session: SessionRecord,
     content: string,
     trace?: TraceContext,
-  ): Promise<{ seq: number } | SessionError> {
+    onBusy: OnBusy = "reject",
+  ): Promise<PostMessageAnswer | SessionError> {
     if (this.#stopping)
       return new SessionError("session_busy", "Brain is shutting down; send the message again later");
-    const lease = await this.#leaseForMessage(session);
-    if (!lease) return busy();
-    const appended = await this.#append(
-      session.id,
-      [
-        { type: "message.user", data: { content } },
-        { type: "turn.started", data: {} },
-      ],
-      { expectStatus: ["idle"], setStatus: "running", ...fenced(lease) },
-    ).catch((error: unknown) => {
-      lease.release();
-      throw error;
-    });
-    if (appended instanceof SessionError) {
-      lease.release();
-      return appended;
+    let queue: QueuedMessage[] = [];
+    if (onBusy === "interrupt" && session.status === "running") {
+      const stopped = await this.stop(session, SUPERSEDED);
+      if (stopped instanceof SessionError) return stopped;
+      // the messages queued before this one still get their turns, after it
+      queue = foldQueue([], await this.#readAll(session.id));
     }
-    this.#run(session, lease, appended.at(-1)?.seq ?? 0, trace);
-    return { seq: appended[0]?.seq ?? 0 };
+    for (let attempt = 0; attempt < MESSAGE_ATTEMPTS; attempt++) {
+      const started = await this.#start(session, content, trace, queue);
+      if (started !== "busy") return started;
+      if (onBusy !== "enqueue") return busy();
+      const queued = await this.#enqueue(session.id, content);
+      if (queued !== "idle") return queued;
+    }
+    return busy();
+  }
+
+  /**
+   * A person's answer to a call that waits for approval. It is stored once, bound to the call;
+   * the turn's owner, wherever it runs, sends the call or gives it its refusal.
+   */
+  async answerApproval(
+    session: SessionRecord,
+    callId: string,
+    answer: ApprovalBody,
+  ): Promise<EventData<"tool.approval"> | SessionError> {
+    if (session.status === "closed") return sessionClosed();
+    const data: EventData<"tool.approval"> = {
+      call_id: callId,
+      decision: answer.decision,
+      ...(answer.reason !== undefined && { reason: answer.reason }),
+    };
+    const refused = await recordApproval(this.deps.log, (id) => this.#readAll(id), session.id, data);
+    return refused ?? data;
   }
 
   /**
@@ -114,7 +167,7 @@ export class TurnSupervisor {
         `the turn was asked to stop and has not ended within ${this.deps.stopWaitMs / 1000} s; try again`,
       );
     }
-    if (outcome === "no_owner") await this.#endOwnerless(session.id);
+    if (outcome === "no_owner") await this.#endOwnerless(session.id, reason);
     return "stopped";
   }
 
@@ -126,8 +179,9 @@ export class TurnSupervisor {
   }
 
   /**
-   * End what a stopped Brain left running: every unanswered tool call gets a `brain_restarted`
-   * result, and its turn is marked failed, so each `tool.call` still has exactly one result.
+   * Take up what a stopped Brain left running: a turn whose calls wait for approval goes on waiting
+   * under this process; any other ends, every unanswered tool call with a `brain_restarted` result
+   * and the turn marked failed, so each `tool.call` still has exactly one result.
    */
   async recover(): Promise<number> {
     const running = await this.deps.store.sessionsWithStatus("running");
@@ -138,7 +192,7 @@ export class TurnSupervisor {
 
   /**
    * Where an owner can go while Brain runs (another instance killed), look for its turns every
-   * `takeoverEveryMs` and end them.
+   * `takeoverEveryMs` and take them up.
    */
   watchForOwnerlessTurns(): void {
     const every = this.deps.takeoverEveryMs;
@@ -159,15 +213,75 @@ export class TurnSupervisor {
     this.#takeover.unref();
   }
 
-  /** Interrupt every turn this process runs and wait for each to record its end. */
+  /**
+   * Interrupt every turn this process runs and wait for each to record its end; a turn whose calls
+   * wait for approval is left waiting, for the next start (or another instance) to pick up.
+   */
   async shutdown(): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#takeover);
-    await this.deps.leases.stopAll("shutdown");
+    await this.deps.leases.stopAll(SHUTDOWN);
   }
 
   runningTurns(): number {
     return this.deps.leases.held();
+  }
+
+  /** Store the message and start its turn if the session is idle; "busy" if a turn runs. */
+  async #start(
+    session: SessionRecord,
+    content: string,
+    trace: TraceContext | undefined,
+    queue: QueuedMessage[],
+  ): Promise<{ seq: number } | SessionError | "busy"> {
+    const lease = await this.#leaseForMessage(session);
+    if (!lease) return "busy";
+    const appended = await this.#append(
+      session.id,
+      [
+        { type: "message.user", data: { content } },
+        { type: "turn.started", data: {} },
+      ],
+      { expectStatus: ["idle"], setStatus: "running", ...fenced(lease) },
+    ).catch((error: unknown) => {
+      lease.release();
+      throw error;
+    });
+    if (appended instanceof SessionError) {
+      lease.release();
+      return appended.code === "session_busy" ? "busy" : appended;
+    }
+    this.#run(session, lease, { startedAt: appended.at(-1)?.seq ?? 0, trace, queue });
+    return { seq: appended[0]?.seq ?? 0 };
+  }
+
+  /**
+   * Put the message in the running turn's queue, if there is room. "idle" when the turn ended
+   * meanwhile, so the message can start its own.
+   */
+  async #enqueue(sessionId: string, content: string): Promise<{ queued: number } | SessionError | "idle"> {
+    const room = this.deps.config.limits.max_queued_messages;
+    for (let attempt = 0; attempt < MESSAGE_ATTEMPTS; attempt++) {
+      const events = await this.#readAll(sessionId);
+      const waiting = foldQueue([], events).length;
+      if (waiting >= room) {
+        return new SessionError(
+          "queue_full",
+          `the session already holds ${waiting} queued messages (limits.max_queued_messages); wait for its turns to end`,
+        );
+      }
+      // the queue's length is known only if nothing was appended since it was read
+      const result = await this.deps.log.append(
+        sessionId,
+        [{ type: "message.queued", data: { content } }],
+        { expectStatus: ["running"], expectLastSeq: events.at(-1)?.seq ?? 0 },
+      );
+      if (result.ok) return { queued: waiting + 1 };
+      if (result.status === undefined) return sessionNotFound(sessionId);
+      if (result.status === "closed") return sessionClosed();
+      if (result.status === "idle") return "idle";
+    }
+    return busy();
   }
 
   /**
@@ -184,43 +298,215 @@ export class TurnSupervisor {
     }
   }
 
-  /** End a turn that has no owner, under a lease of its own so that nobody else ends it too. */
-  async #endOwnerless(sessionId: string): Promise<void> {
+  /**
+   * Take up a turn that has no owner, under a lease of its own so that nobody else does too: it
+   * goes on if its calls wait for approval (unless it is being stopped), else it ends.
+   */
+  async #endOwnerless(sessionId: string, stopping?: string): Promise<void> {
     const lease = await this.deps.leases.acquire(sessionId);
     if (!lease) return;
+    let next: TurnStart | undefined;
     try {
+      const session = await this.deps.store.getSession(sessionId);
       // the turn may have ended, and its owner let go, since it was found: then there is nothing to do
-      if ((await this.deps.store.getSession(sessionId))?.status !== "running") return;
-      const unanswered = await this.#endStrandedTurn(sessionId, lease, OWNER_GONE);
-      this.deps.logger.warn({ session_id: sessionId, unanswered }, "ended a turn whose owner was gone");
+      if (session?.status !== "running") return;
+      if (stopping === undefined) {
+        next = await this.#pickUpWaiting(session, lease);
+        if (next) {
+          this.deps.logger.warn({ session_id: sessionId }, "took up a turn waiting for approval");
+          return;
+        }
+      }
+      const ended = await this.#endStrandedTurn(session, lease, OWNER_GONE, stopping !== undefined);
+      next = ended.next;
+      this.deps.logger.warn(
+        { session_id: sessionId, unanswered: ended.unanswered },
+        "ended a turn whose owner was gone",
+      );
     } finally {
-      lease.release();
+      if (next) this.#run(await this.#sessionOf(sessionId), lease, next);
+      else lease.release();
     }
   }
 
   /**
-   * Give every unanswered tool call of a turn that can no longer finish a result, mark the turn
-   * failed and the session idle. Returns how many calls were unanswered.
+   * The turn of a session whose calls wait for approval, ready to go on: the calls of its step that
+   * may have been sent end `brain_restarted`, the others keep waiting. Undefined if none waits.
    */
-  async #endStrandedTurn(sessionId: string, lease: TurnLease, why: Stranding): Promise<number> {
-    const events = await this.#readAll(sessionId);
+  async #pickUpWaiting(session: SessionRecord, lease: TurnLease): Promise<TurnStart | undefined> {
+    // listening first, so that no answer stored while the log is read is missed
+    const watch = await ApprovalWatch.open(this.deps.bus, session.id);
+    try {
+      const events = await this.#readAll(session.id);
+      const waiting = waitingTurn(events);
+      if (!waiting) {
+        watch.close();
+        return undefined;
+      }
+      const failure = new ToolFailure("brain_restarted", OWNER_GONE.call).toResult();
+      const results = waiting.maybeSent.map((call) => ({
+        call_id: call.call_id,
+        name: call.name,
+        ...failure,
+        duration_ms: 0,
+      }));
+      let startedAt = events.at(-1)?.seq ?? 0;
+      if (results.length > 0) {
+        const stored = await this.#append(
+          session.id,
+          results.map((data): NewEvent => ({ type: "tool.result", data })),
+          { expectStatus: ["running"], ...fenced(lease) },
+        );
+        if (stored instanceof SessionError) throw new Error(`append to ${session.id} refused: ${stored.message}`);
+        startedAt = stored.at(-1)?.seq ?? startedAt;
+      }
+      const known = new Map(waiting.open.results);
+      for (const result of results) known.set(result.call_id, result);
+      return {
+        startedAt,
+        trace: undefined,
+        queue: foldQueue([], events),
+        resume: { history: waiting.history, open: { ...waiting.open, results: known }, watch },
+      };
+    } catch (error) {
+      watch.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Give every unanswered tool call of a turn that can no longer finish a result and mark the turn
+   * failed; the session's next queued message starts its turn in the same write, unless the session
+   * is being stopped. Returns how many calls were unanswered, and the next turn if one started.
+   */
+  async #endStrandedTurn(
+    session: SessionRecord,
+    lease: TurnLease,
+    why: Stranding,
+    stopping = false,
+  ): Promise<{ unanswered: number; next: TurnStart | undefined }> {
+    const events = await this.#readAll(session.id);
     const failure = new ToolFailure("brain_restarted", why.call).toResult();
     const results: NewEvent[] = unansweredCalls(events).map((call) => ({
       type: "tool.result",
       data: { call_id: call.call_id, name: call.name, ...failure, duration_ms: 0 },
     }));
-    await this.#append(sessionId, [...results, turnFailed(why.turn.code, why.turn.message)], {
-      expectStatus: ["running"],
-      setStatus: "idle",
-      ...fenced(lease),
-    });
-    return results.length;
+    const tally: TurnTally = {
+      base: events.at(-1)?.seq ?? 0,
+      own: 0,
+      highest: 0,
+      queue: stopping ? [] : foldQueue([], events),
+    };
+    const { next } = await this.#appendEnd(
+      session,
+      lease,
+      [...results, turnFailed(why.turn.code, why.turn.message)],
+      tally,
+      { expectStatus: ["running"] },
+    );
+    return { unanswered: results.length, next };
   }
 
-  #run(session: SessionRecord, lease: TurnLease, startedAt: number, trace: TraceContext | undefined): void {
-    this.#runTurn(session, lease, startedAt, trace)
-      .catch((error) => this.#endCrashedTurn(session.id, lease, error))
-      .finally(() => lease.release());
+  /**
+   * Append a turn's end, and with it, in the same write, the start of the next queued message's
+   * turn if there is one and the turn was not stopped: a queued message never waits on an idle
+   * session. The write is made only if nothing was appended since what the turn knows of the log
+   * (`tally`); if something was, the turn reads it (a message may have been queued) and tries again.
+   */
+  async #appendEnd(
+    session: SessionRecord,
+    lease: TurnLease,
+    end: readonly NewEvent[],
+    tally: TurnTally,
+    options: AppendOptions = {},
+  ): Promise<{ stored: StoredEvent[]; next: TurnStart | undefined }> {
+    let lastSeq =
+      tally.highest - tally.base === tally.own ? Math.max(tally.base, tally.highest) : undefined;
+    for (;;) {
+      if (lastSeq === undefined) {
+        const since = await this.#readFrom(session.id, tally.base);
+        tally.queue = foldQueue(tally.queue, since);
+        lastSeq = since.at(-1)?.seq ?? tally.base;
+        tally.base = lastSeq;
+      }
+      const head = lease.signal.aborted || this.#stopping ? undefined : tally.queue[0];
+      const events: NewEvent[] = head
+        ? [
+            ...end,
+            { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
+            { type: "turn.started", data: {} },
+          ]
+        : [...end];
+      const result = await this.deps.log.append(session.id, events, {
+        ...options,
+        ...fenced(lease),
+        expectLastSeq: lastSeq,
+        setStatus: head ? "running" : "idle",
+      });
+      if (result.ok) {
+        const stored = result.events;
+        if (!head) return { stored, next: undefined };
+        const next: TurnStart = { startedAt: stored.at(-1)?.seq ?? 0, trace: undefined, queue: tally.queue.slice(1) };
+        return { stored: stored.slice(0, end.length), next };
+      }
+      if (!result.moved) {
+        const refused = result.status === undefined ? sessionNotFound(session.id) : result.status === "closed" ? sessionClosed() : busy();
+        throw new Error(`append to ${session.id} refused: ${refused.message}`);
+      }
+      lastSeq = undefined;
+    }
+  }
+
+  /**
+   * Run the turn, then each turn its end started from the queue, under one lease. A turn that was
+   * interrupted ends without starting the next; the queue then goes on under a lease of its own.
+   */
+  #run(session: SessionRecord, lease: TurnLease, first: TurnStart): void {
+    const chain = async () => {
+      let start: TurnStart | undefined = first;
+      try {
+        while (start) {
+          const current: TurnStart = start;
+          start = await this.#runTurn(session, lease, current).catch((error: unknown) => {
+            current.resume?.watch.close();
+            if (error instanceof TurnLeftWaiting) return undefined;
+            return this.#endCrashedTurn(session, lease, error);
+          });
+        }
+      } finally {
+        lease.release();
+      }
+      if (lease.signal.reason === "interrupted" && !this.#stopping) await this.#startQueued(session.id);
+    };
+    chain().catch((error: unknown) =>
+      this.deps.logger.error({ session_id: session.id, err: error }, "could not start a queued message"),
+    );
+  }
+
+  /** After an interrupt: the next queued message of an idle session starts its turn. */
+  async #startQueued(sessionId: string): Promise<void> {
+    const lease = await this.deps.leases.acquire(sessionId);
+    if (!lease) return;
+    try {
+      const session = await this.#sessionOf(sessionId);
+      if (session.status !== "idle") return lease.release();
+      const events = await this.#readAll(sessionId);
+      const [head, ...rest] = foldQueue([], events);
+      if (!head) return lease.release();
+      const result = await this.deps.log.append(
+        sessionId,
+        [
+          { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
+          { type: "turn.started", data: {} },
+        ],
+        { expectStatus: ["idle"], expectLastSeq: events.at(-1)?.seq ?? 0, setStatus: "running", ...fenced(lease) },
+      );
+      if (!result.ok) return lease.release();
+      this.#run(session, lease, { startedAt: result.events.at(-1)?.seq ?? 0, trace: undefined, queue: rest });
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
   }
 
   /**
@@ -228,8 +514,9 @@ export class TurnSupervisor {
    * session takes messages again at once instead of after the next start. If the store still
    * refuses, the turn is left without an owner, and the next stop or start ends it.
    */
-  async #endCrashedTurn(sessionId: string, lease: TurnLease, error: unknown): Promise<void> {
+  async #endCrashedTurn(session: SessionRecord, lease: TurnLease, error: unknown): Promise<TurnStart | undefined> {
     const { logger } = this.deps;
+    const sessionId = session.id;
     const why = crashed(error);
     if (why.turn.code === "store_unavailable")
       logger.warn({ session_id: sessionId }, "turn stopped: the store is away");
@@ -237,9 +524,9 @@ export class TurnSupervisor {
     const giveUpAt = Date.now() + CRASH_END_PATIENCE_MS;
     for (;;) {
       try {
-        const unanswered = await this.#endStrandedTurn(sessionId, lease, why);
-        logger.warn({ session_id: sessionId, unanswered }, "ended a crashed turn");
-        return;
+        const ended = await this.#endStrandedTurn(session, lease, why);
+        logger.warn({ session_id: sessionId, unanswered: ended.unanswered }, "ended a crashed turn");
+        return ended.next;
       } catch (settleError) {
         // while the store is away and the turn still ours, its end is worth waiting for
         const waitOn =
@@ -251,31 +538,31 @@ export class TurnSupervisor {
             { session_id: sessionId, err: settleError },
             "could not record the end of a crashed turn; the next stop or start of Brain will",
           );
-          return;
+          return undefined;
         }
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
     }
   }
 
-  async #runTurn(
-    session: SessionRecord,
-    lease: TurnLease,
-    startedAt: number,
-    trace: TraceContext | undefined,
-  ): Promise<void> {
+  /** Run one turn; the next turn, if its end started one from the queue. */
+  async #runTurn(session: SessionRecord, lease: TurnLease, start: TurnStart): Promise<TurnStart | undefined> {
     const { config } = this.deps;
     const provider = this.deps.providers.get(session.config.model);
+    const tally: TurnTally = { base: start.startedAt, own: 0, highest: start.startedAt, queue: start.queue };
+    let next: TurnStart | undefined;
     // live events take their place after the last event this turn stored
-    let lastSeq = startedAt;
     const append = async (events: readonly NewEvent[], setStatus?: SessionStatus) => {
-      const stored = await this.#append(session.id, events, {
-        ...fenced(lease),
-        ...(setStatus && { setStatus }),
-      });
+      if (setStatus === "idle") {
+        const ended = await this.#appendEnd(session, lease, events, tally);
+        next = ended.next;
+        return ended.stored;
+      }
+      const stored = await this.#append(session.id, events, fenced(lease));
       if (stored instanceof SessionError)
         throw new Error(`append to ${session.id} refused: ${stored.message}`);
-      lastSeq = Math.max(lastSeq, stored.at(-1)?.seq ?? 0);
+      tally.own += stored.length;
+      tally.highest = Math.max(tally.highest, stored.at(-1)?.seq ?? 0);
       return stored;
     };
     if (!provider) {
@@ -283,34 +570,65 @@ export class TurnSupervisor {
         [turnFailed("unknown_model", `no model "${session.config.model}" in the host config`)],
         "idle",
       );
-      return;
+      return next;
     }
     const tools = new Map<string, ToolBinding>();
     for (const name of session.config.tools) {
       const binding = config.tools.get(name);
       if (binding?.tenants.has(session.tenant_id)) tools.set(name, binding);
     }
-    const history = await this.#conversations.of(session.id);
+    const { resume } = start;
+    const history = resume ? resume.history : await this.#conversations.of(session.id);
     const end = await runTurn(
-      { session, history, maxSteps: session.config.max_steps, signal: lease.signal, trace },
+      {
+        session,
+        history,
+        maxSteps: session.config.max_steps,
+        maxTokens: turnBudget(session.config.max_tokens, config.limits.max_tokens_per_turn),
+        signal: lease.signal,
+        trace: start.trace,
+        ...(resume && { resume: resume.open }),
+      },
       {
         provider,
         dispatcher: this.deps.dispatcher,
         tools,
         append,
-        publishLive: (event) => this.deps.log.publishLive(session.id, lastSeq, event),
+        publishLive: (event) =>
+          this.deps.log.publishLive(session.id, Math.max(tally.base, tally.highest), event),
         inspectionFor: () => this.deps.inspectionFor(session, lease.token),
+        approvals: () =>
+          resume ? Promise.resolve(resume.watch) : ApprovalWatch.open(this.deps.bus, session.id),
+        approvalTimeoutMs: Math.round(config.limits.approval_timeout_seconds * 1000),
+        expireApproval: async (call) => {
+          await recordApproval(this.deps.log, (id) => this.#readAll(id), session.id, {
+            call_id: call.call_id,
+            decision: "deny",
+            expired: true,
+          });
+        },
         logger: this.deps.logger,
         metrics: this.deps.metrics,
       },
     );
     this.deps.metrics.turns.inc({ end });
+    return next;
+  }
+
+  async #sessionOf(sessionId: string): Promise<SessionRecord> {
+    const session = await this.deps.store.getSession(sessionId);
+    if (!session) throw new Error(`no session ${sessionId}`);
+    return session;
   }
 
   async #readAll(sessionId: string): Promise<StoredEvent[]> {
+    return this.#readFrom(sessionId, 0);
+  }
+
+  async #readFrom(sessionId: string, afterSeq: number): Promise<StoredEvent[]> {
     const events: StoredEvent[] = [];
     for (;;) {
-      const page = await this.deps.store.readEvents(sessionId, events.at(-1)?.seq ?? 0, PAGE);
+      const page = await this.deps.store.readEvents(sessionId, events.at(-1)?.seq ?? afterSeq, PAGE);
       events.push(...page);
       if (page.length < PAGE) return events;
     }
@@ -326,6 +644,12 @@ export class TurnSupervisor {
     if (result.status === undefined) return sessionNotFound(sessionId);
     return result.status === "closed" ? sessionClosed() : busy();
   }
+}
+
+/** A turn's budget: the smaller of the session's and the host's, where either has one (0: none). */
+function turnBudget(session: number | undefined, host: number): number {
+  if (session === undefined) return host;
+  return host > 0 ? Math.min(session, host) : session;
 }
 
 /** Why a turn that threw ended, for its unanswered calls and its `turn.failed`. */

@@ -23,6 +23,9 @@ import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { childTraceparent, type TraceContext } from "../telemetry/trace-context.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
+import { ToolFailure } from "../tools/outcome.js";
+import type { ApprovalAnswer, ApprovalWatch } from "./approvals.js";
+import { LEASE_LOST, SHUTDOWN } from "./leases.js";
 
 export interface TurnDeps {
   provider: ModelProvider;
@@ -32,29 +35,69 @@ export interface TurnDeps {
   append: (events: readonly NewEvent[], setStatus?: SessionStatus) => Promise<StoredEvent[]>;
   publishLive: (event: NewLiveEvent) => void;
   inspectionFor: () => Promise<{ token: string; brainUrl: string; release: () => void }>;
+  /** Answers to the calls that wait for approval, opened before the first is asked for. */
+  approvals: () => Promise<ApprovalWatch>;
+  /** How long a call waits for approval. */
+  approvalTimeoutMs: number;
+  /** Record that nobody answered a call in time, unless someone just did. */
+  expireApproval: (call: ToolCall) => Promise<void>;
   logger: Logger;
   metrics: Metrics;
 }
 
 export interface Turn {
   session: SessionRecord;
+  /** The conversation before this turn's next model call (or, resumed, before its open step). */
   history: readonly ConversationMessage[];
   maxSteps: number;
+  /** Input and output tokens the turn may use over its model calls; 0 for no budget. */
+  maxTokens: number;
   signal: AbortSignal;
   /** The trace the client's message belongs to, if it sent one. */
   trace: TraceContext | undefined;
+  /** A turn taken over from an owner that is gone, whose last step still has calls out. */
+  resume?: OpenStep;
+}
+
+/** A step whose calls are not all answered, as the log has it: where a resumed turn picks up. */
+export interface OpenStep {
+  /** Steps made so far, this one included, and the tokens they used. */
+  step: number;
+  usage: Usage;
+  text: string;
+  calls: ToolCall[];
+  results: ReadonlyMap<string, ToolResultEventData>;
+  /** The calls whose approval was asked for, with when the asking runs out. */
+  requested: ReadonlyMap<string, string>;
+  answers: ReadonlyMap<string, ApprovalAnswer>;
+}
+
+type TurnEnd = "completed" | "interrupted" | "failed";
+
+/** Stop reasons after which a call that waits for approval keeps waiting, for the turn's next owner. */
+const LEFT_WAITING = new Set<unknown>([SHUTDOWN, LEASE_LOST]);
+
+/**
+ * A turn whose calls still wait for approval when Brain stops (or loses the turn): nothing more is
+ * recorded, so the turn stays running and its next owner picks it up where it stands.
+ */
+export class TurnLeftWaiting extends Error {
+  constructor(sessionId: string) {
+    super(`the turn of ${sessionId} was left waiting for approval`);
+  }
 }
 
 /**
  * One turn: model call, `message.assistant`, the tool calls it asked for (sent concurrently,
  * answered in the order asked), and again, until the model stops asking for tools, max_steps is
- * reached, the turn is interrupted, or it fails. Every `tool.call` is stored before its request
- * goes out and ends with exactly one `tool.result`.
+ * reached, the budget is spent, the turn is interrupted, or it fails. Every `tool.call` is stored
+ * before its request goes out and ends with exactly one `tool.result`; a call of a binding with
+ * approval "always" is sent only once a person approved it.
  */
-export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" | "interrupted" | "failed"> {
+export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
   const { session, signal } = turn;
   const messages = [...turn.history];
-  const usage: Usage = { input_tokens: 0, output_tokens: 0 };
+  const usage: Usage = turn.resume ? { ...turn.resume.usage } : { input_tokens: 0, output_tokens: 0 };
   const specs: ToolSpec[] = [...deps.tools.values()].map((tool) => ({
     name: tool.name,
     description: tool.description,
@@ -67,27 +110,59 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
     );
     return "interrupted" as const;
   };
+  const approvals = new LazyApprovals(deps);
+  try {
+    let open = turn.resume;
+    for (let step = open ? open.step : 1; ; step++) {
+      if (!open) {
+        const opened = await modelStep(turn, deps, { step, messages, specs, usage });
+        if (typeof opened === "string") return opened === "interrupted" ? interrupted() : opened;
+        open = opened;
+      }
+      const results = await runCalls(turn, deps, open, approvals);
+      messages.push(
+        { role: "assistant", text: open.text, tool_calls: open.calls },
+        { role: "tool", results },
+      );
+      open = undefined;
+      if (signal.aborted) return interrupted();
+    }
+  } finally {
+    approvals.close();
+  }
 
-  for (let step = 1; ; step++) {
+  /** The next model call and what it asked: the step's calls, or how the turn ended. */
+  async function modelStep(
+    turn: Turn,
+    deps: TurnDeps,
+    at: { step: number; messages: ConversationMessage[]; specs: ToolSpec[]; usage: Usage },
+  ): Promise<OpenStep | TurnEnd> {
+    const { step } = at;
     if (step > turn.maxSteps) {
       await deps.append(
-        [{ type: "turn.completed", data: { stop_reason: "max_steps", steps: step - 1, usage } }],
+        [{ type: "turn.completed", data: { stop_reason: "max_steps", steps: step - 1, usage: at.usage } }],
         "idle",
       );
       return "completed";
+    }
+    const spent = at.usage.input_tokens + at.usage.output_tokens;
+    if (turn.maxTokens > 0 && spent >= turn.maxTokens) {
+      const message = `the turn used ${spent} tokens of its budget of ${turn.maxTokens}, so no further model call was made`;
+      await deps.append([turnFailed("budget_exhausted", message, { ...at.usage })], "idle");
+      return "failed";
     }
     let reply: Awaited<ReturnType<ModelProvider["complete"]>>;
     try {
       reply = await deps.provider.complete({
         session: { id: session.id, config: session.config },
         system: session.config.system,
-        messages,
-        tools: specs,
+        messages: at.messages,
+        tools: at.specs,
         signal,
         onDelta: (text, attempt) => deps.publishLive({ type: "model.delta", data: { text, attempt } }),
       });
     } catch (error) {
-      if (signal.aborted) return interrupted();
+      if (signal.aborted) return "interrupted";
       const failure =
         error instanceof ModelError
           ? turnFailed(error.code, error.message)
@@ -97,9 +172,9 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
       await deps.append([failure], "idle");
       return "failed";
     }
-    if (signal.aborted) return interrupted();
-    usage.input_tokens += reply.usage.input_tokens;
-    usage.output_tokens += reply.usage.output_tokens;
+    if (signal.aborted) return "interrupted";
+    at.usage.input_tokens += reply.usage.input_tokens;
+    at.usage.output_tokens += reply.usage.output_tokens;
     if (reply.tool_calls.length > MAX_TOOL_CALLS_PER_STEP) {
       const message = `the model asked for ${reply.tool_calls.length} tool calls in one step; at most ${MAX_TOOL_CALLS_PER_STEP} are sent at once, so none was`;
       await deps.append([turnFailed("too_many_tool_calls", message)], "idle");
@@ -118,11 +193,18 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
     };
     if (calls.length === 0) {
       await deps.append(
-        [assistant, { type: "turn.completed", data: { stop_reason: reply.stop_reason, steps: step, usage } }],
+        [
+          assistant,
+          { type: "turn.completed", data: { stop_reason: reply.stop_reason, steps: step, usage: at.usage } },
+        ],
         "idle",
       );
       return "completed";
     }
+    // a call that needs a person waits for the answer from the moment it is stored: the turn listens first
+    const asking = calls.filter((call) => needsApproval(deps, call));
+    if (asking.length > 0) await approvals.watch();
+    const expiresAt = new Date(Date.now() + deps.approvalTimeoutMs).toISOString();
     // the calls are stored before any request goes out, so a crash from here on leaves a trace
     await deps.append([
       assistant,
@@ -132,20 +214,137 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<"completed" |
           data: { call_id, name, arguments: args },
         }),
       ),
+      ...asking.map(
+        ({ call_id, name, arguments: args }): NewEvent => ({
+          type: "tool.approval_requested",
+          data: { call_id, name, arguments: args, expires_at: expiresAt },
+        }),
+      ),
     ]);
-    // every call runs to its end even if another's result cannot be stored, so when a turn
-    // fails nothing of it is still running to write a second result
-    // each call listens on the turn's signal while it runs, up to MAX_TOOL_CALLS_PER_STEP at once:
-    // more than Node's default of 10 listeners is no leak here
-    setMaxListeners(MAX_TOOL_CALLS_PER_STEP + defaultMaxListeners, turn.signal);
-    const settled = await Promise.allSettled(calls.map((call) => callTool(turn, deps, call)));
-    const results = settled.map((outcome) => {
-      if (outcome.status === "rejected") throw outcome.reason;
-      return outcome.value;
-    });
-    messages.push({ role: "assistant", text: reply.text, tool_calls: calls }, { role: "tool", results });
-    if (signal.aborted) return interrupted();
+    const requested = new Map(asking.map((call) => [call.call_id, expiresAt]));
+    return {
+      step,
+      usage: at.usage,
+      text: reply.text,
+      calls,
+      results: new Map(),
+      requested,
+      answers: new Map(),
+    };
   }
+}
+
+/** Whether a call waits for a person: its binding says so, and its arguments are valid to send. */
+function needsApproval(deps: TurnDeps, call: ToolCall): boolean {
+  const binding = deps.tools.get(call.name);
+  return binding?.approval === true && binding.validateArguments(call.arguments) === true;
+}
+
+/** The turn's ApprovalWatch, opened the first time a call needs one. */
+class LazyApprovals {
+  #watch: Promise<ApprovalWatch> | undefined;
+
+  constructor(private readonly deps: TurnDeps) {}
+
+  watch(): Promise<ApprovalWatch> {
+    this.#watch ??= this.deps.approvals();
+    return this.#watch;
+  }
+
+  close(): void {
+    this.#watch?.then((watch) => watch.close()).catch(() => undefined);
+  }
+}
+
+/**
+ * Every call of a step to its result: those the log already answered as they were, the others sent
+ * concurrently (after their approval, where they need one), each result stored as it comes.
+ */
+async function runCalls(
+  turn: Turn,
+  deps: TurnDeps,
+  step: OpenStep,
+  approvals: LazyApprovals,
+): Promise<ToolResultEventData[]> {
+  // every call runs to its end even if another's result cannot be stored, so when a turn
+  // fails nothing of it is still running to write a second result
+  // each call listens on the turn's signal while it runs, up to MAX_TOOL_CALLS_PER_STEP at once:
+  // more than Node's default of 10 listeners is no leak here
+  setMaxListeners(MAX_TOOL_CALLS_PER_STEP + defaultMaxListeners, turn.signal);
+  const settled = await Promise.allSettled(
+    step.calls.map(async (call) => {
+      const known = step.results.get(call.call_id);
+      if (known) return known;
+      const expiresAt = step.requested.get(call.call_id);
+      if (expiresAt !== undefined) {
+        const answer =
+          step.answers.get(call.call_id) ?? (await answerOf(turn, deps, call, expiresAt, approvals));
+        // Brain stopping, or another owner taking the turn, is no answer: the call waits on for the next owner
+        if (!answer && LEFT_WAITING.has(turn.signal.reason)) throw new TurnLeftWaiting(turn.session.id);
+        if (answer?.decision !== "approve") return refused(deps, call, answer);
+      }
+      return callTool(turn, deps, call);
+    }),
+  );
+  return settled.map((outcome) => {
+    if (outcome.status === "rejected") throw outcome.reason;
+    return outcome.value;
+  });
+}
+
+/**
+ * A person's answer to a call, or the expiry Brain records when nobody answered in time; undefined
+ * when the turn stopped first.
+ */
+async function answerOf(
+  turn: Turn,
+  deps: TurnDeps,
+  call: ToolCall,
+  expiresAt: string,
+  approvals: LazyApprovals,
+): Promise<ApprovalAnswer | undefined> {
+  const watch = await approvals.watch();
+  const expiry = setTimeout(
+    () => {
+      deps.expireApproval(call).catch((error: unknown) => {
+        deps.logger.warn(
+          { session_id: turn.session.id, err: error },
+          "could not record an approval's expiry",
+        );
+      });
+    },
+    Math.max(0, Date.parse(expiresAt) - Date.now()),
+  );
+  try {
+    return await watch.answerOf(call.call_id, turn.signal);
+  } finally {
+    clearTimeout(expiry);
+  }
+}
+
+/** The result of a call that was never sent: denied, expired, or the turn stopped while it waited. */
+async function refused(
+  deps: TurnDeps,
+  call: ToolCall,
+  answer: ApprovalAnswer | undefined,
+): Promise<ToolResultEventData> {
+  const failure = !answer
+    ? ToolFailure.unsent(
+        "cancelled",
+        "the session was interrupted or closed while the call waited for approval",
+      )
+    : answer.expired
+      ? ToolFailure.unsent("approval_expired", "nobody answered the request for approval in time")
+      : ToolFailure.unsent("denied", `a person denied the call${answer.reason ? `: ${answer.reason}` : ""}`);
+  const data: ToolResultEventData = {
+    call_id: call.call_id,
+    name: call.name,
+    ...failure.toResult(),
+    duration_ms: 0,
+  };
+  deps.metrics.toolCalls.inc({ tool: deps.tools.get(call.name)?.name ?? "(unknown)", outcome: failure.code });
+  await deps.append([{ type: "tool.result", data }]);
+  return data;
 }
 
 async function callTool(turn: Turn, deps: TurnDeps, call: ToolCall): Promise<ToolResultEventData> {

@@ -111,6 +111,22 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
       expect(await store.append("ses_none", [message(1)])).toEqual({ ok: false, status: undefined });
     });
 
+    it("appends with expectLastSeq only onto that last event", async () => {
+      const { session } = await newSession(store);
+      const decided = await store.append(session.id, [message(1)], { expectLastSeq: 1 });
+      expect(decided.ok && decided.events.map((event) => event.seq)).toEqual([2]);
+      expect(await store.append(session.id, [message(2)], { expectLastSeq: 1 })).toEqual({
+        ok: false,
+        status: "idle",
+        moved: true,
+      });
+      const racing = await Promise.all(
+        [2, 2, 2].map((last) => store.append(session.id, [message(3)], { expectLastSeq: last })),
+      );
+      expect(racing.filter((result) => result.ok)).toHaveLength(1);
+      expect(await store.lastSeq(session.id)).toBe(3);
+    });
+
     it("never shows a read a gap, while appends race it", async () => {
       const { session } = await newSession(store);
       let appending = true;

@@ -60,7 +60,7 @@ const MIGRATIONS: readonly string[] = [
   -- numbered after last_seq, the status set, and the instances told what was appended.
   CREATE FUNCTION brain_append(
     p_session text, p_types text[], p_data text[], p_at text,
-    p_expect text[], p_set text, p_lease bigint, p_append text
+    p_expect text[], p_set text, p_lease bigint, p_append text, p_last bigint
   ) RETURNS TABLE (ok boolean, status text, first_seq bigint, refusal text)
   LANGUAGE plpgsql AS $$
   DECLARE
@@ -89,6 +89,10 @@ const MIGRATIONS: readonly string[] = [
     END IF;
     IF p_expect IS NOT NULL AND NOT (s_status = ANY (p_expect)) THEN
       RETURN QUERY SELECT false, s_status, 0::bigint, 'status'::text;
+      RETURN;
+    END IF;
+    IF p_last IS NOT NULL AND s_last <> p_last THEN
+      RETURN QUERY SELECT false, s_status, 0::bigint, 'moved'::text;
       RETURN;
     END IF;
     INSERT INTO brain_events (session_id, seq, type, at, data, append_id)

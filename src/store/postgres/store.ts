@@ -115,7 +115,7 @@ export class PostgresStore implements Store {
     const appendId = randomUUID();
     const attempt = () =>
       this.pool.query<AppendRow>(
-        "SELECT ok, status, first_seq, refusal FROM brain_append($1, $2, $3, $4, $5, $6, $7, $8)",
+        "SELECT ok, status, first_seq, refusal FROM brain_append($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         [
           sessionId,
           events.map((event) => event.type),
@@ -125,6 +125,7 @@ export class PostgresStore implements Store {
           options.setStatus ?? null,
           options.leaseToken ?? null,
           appendId,
+          options.expectLastSeq ?? null,
         ],
       );
     const { rows } = await whileReachable(attempt, this.retry.appendMs);
@@ -134,6 +135,7 @@ export class PostgresStore implements Store {
         ok: false,
         status: row?.status ?? undefined,
         ...(row?.refusal === "lease_lost" && { leaseLost: true }),
+        ...(row?.refusal === "moved" && { moved: true }),
       };
     }
     return {
