@@ -9,6 +9,7 @@ const ON_BOTH_STORES = [
   "test/api.test.ts",
   "test/turns.test.ts",
   "test/live-order.test.ts",
+  "test/controls/*.test.ts",
 ];
 
 const postgresLacks = process.env[REQUIRE_ALL] === "1" ? [] : lacks("postgres");

@@ -236,7 +236,9 @@ export function createRoutes(deps: RouteDeps): Route[] {
         },
         400: errorResponse("Invalid body."),
         ...SESSION_ERRORS,
-        409: errorResponse("A turn is running (on_busy reject), the queue is full, or the session is closed."),
+        409: errorResponse(
+          "A turn is running (on_busy reject), the queue is full, or the session is closed.",
+        ),
         413: errorResponse("Body too large."),
       },
       handle: async ({ req, res, params, tenantId }) => {
@@ -256,7 +258,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
       auth: "tenant",
       operationId: "answerApproval",
       summary:
-        "Approve or deny a tool call that waits for approval (its binding has approval \"always\"). The answer is stored once and bound to the call: approved, the call is sent; denied, it ends `denied` without being sent.",
+        'Approve or deny a tool call that waits for approval (its binding has approval "always"). The answer is stored once and bound to the call: approved, the call is sent; denied, it ends `denied` without being sent.',
       requestBody: { schema: ApprovalBodySchema, required: true },
       responses: {
         200: { description: "Stored; the turn goes on.", schema: ApprovalAnswerSchema },

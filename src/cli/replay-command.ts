@@ -118,7 +118,9 @@ async function runTurn(
   timeoutMs: number,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let after = (await client.sendMessage(sessionId, content)).seq;
+  const sent = await client.sendMessage(sessionId, content);
+  // a replay sends each message once the last turn ended: it is never queued
+  let after = "seq" in sent ? sent.seq : 0;
   for (;;) {
     const events = await client.events(sessionId, { after });
     if (events.some((event) => TURN_ENDS.has(event.type))) return;

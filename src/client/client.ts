@@ -7,6 +7,10 @@ import {
   type StoredEvent,
 } from "../../protocol/events.js";
 import {
+  ApprovalAnswerSchema,
+  type ApprovalBody,
+  type OnBusy,
+  type PostMessageAnswer,
   PostMessageAnswerSchema,
   type Session,
   type SessionConfigInput,
@@ -17,14 +21,24 @@ import {
 import { SseParser } from "../../protocol/sse.js";
 import { check, compile, type Validator } from "../../protocol/validation.js";
 
-export type { Catalog, Session, SessionConfigInput, SessionEvent, SessionList, StoredEvent };
+export type {
+  Catalog,
+  OnBusy,
+  PostMessageAnswer,
+  Session,
+  SessionConfigInput,
+  SessionEvent,
+  SessionList,
+  StoredEvent,
+};
 
 // every answer is checked against its schema before a caller sees it
 const answers = {
   catalog: compile<Catalog>(CatalogSchema),
   session: compile<Session>(SessionSchema),
   sessionList: compile<SessionList>(SessionListSchema),
-  posted: compile<{ seq: number }>(PostMessageAnswerSchema),
+  posted: compile<PostMessageAnswer>(PostMessageAnswerSchema),
+  approval: compile<{ call_id: string; decision: ApprovalBody["decision"] }>(ApprovalAnswerSchema),
   events: compile<{ events: StoredEvent[] }>(EventListSchema),
   event: compile<SessionEvent>(SessionEventSchema),
   error: compile<{ error: { code: string; message: string } }>(ErrorResponseSchema),
@@ -98,8 +112,29 @@ export class BrainClient {
     return this.#json("GET", `/sessions/${encodeURIComponent(id)}`, answers.session);
   }
 
-  sendMessage(id: string, content: string): Promise<{ seq: number }> {
-    return this.#json("POST", `/sessions/${encodeURIComponent(id)}/messages`, answers.posted, { content });
+  /**
+   * Send a user message: its turn starts (`seq`), or, with `onBusy: "enqueue"` while a turn runs,
+   * it waits in the session's queue (`queued`, its place).
+   */
+  sendMessage(id: string, content: string, options: { onBusy?: OnBusy } = {}): Promise<PostMessageAnswer> {
+    return this.#json("POST", `/sessions/${encodeURIComponent(id)}/messages`, answers.posted, {
+      content,
+      ...(options.onBusy && { on_busy: options.onBusy }),
+    });
+  }
+
+  /** Approve or deny a call that waits for approval (`tool.approval_requested`). */
+  answerApproval(
+    id: string,
+    callId: string,
+    answer: ApprovalBody,
+  ): Promise<{ call_id: string; decision: ApprovalBody["decision"] }> {
+    return this.#json(
+      "POST",
+      `/sessions/${encodeURIComponent(id)}/calls/${encodeURIComponent(callId)}/approval`,
+      answers.approval,
+      answer,
+    );
   }
 
   async events(id: string, options: { after?: number; limit?: number } = {}): Promise<StoredEvent[]> {

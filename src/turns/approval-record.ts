@@ -22,12 +22,7 @@ export async function recordApproval(
     const events = await readAll(sessionId);
     const step = lastStep(events);
     const expiresAt = step?.requested.get(answer.call_id);
-    if (!step || expiresAt === undefined) {
-      return new SessionError(
-        "not_found",
-        `no call ${JSON.stringify(answer.call_id)} asked for approval in this session's turn`,
-      );
-    }
+    if (!step || expiresAt === undefined) return notOpen(events, answer.call_id);
     if (step.answers.has(answer.call_id) || step.results.has(answer.call_id)) {
       return notWaiting(
         answer.call_id,
@@ -49,6 +44,23 @@ export async function recordApproval(
     "session_busy",
     "the session's log kept changing while the answer was written; send it again",
   );
+}
+
+/** Why a call that is not in the open step cannot be answered: it never asked, or its turn is over. */
+function notOpen(events: readonly StoredEvent[], callId: string): SessionError {
+  let asked = false;
+  let answer: EventData<"tool.approval"> | undefined;
+  for (const event of events) {
+    if (event.type === "tool.approval_requested" && event.data.call_id === callId) asked = true;
+    if (event.type === "tool.approval" && event.data.call_id === callId) answer = event.data;
+  }
+  if (!asked)
+    return new SessionError(
+      "not_found",
+      `no call ${JSON.stringify(callId)} asked for approval in this session`,
+    );
+  if (!answer) return notWaiting(callId, "its turn has ended");
+  return notWaiting(callId, answer.expired ? "its approval expired" : "it was answered already");
 }
 
 function notWaiting(callId: string, why: string): SessionError {

@@ -271,11 +271,10 @@ export class TurnSupervisor {
         );
       }
       // the queue's length is known only if nothing was appended since it was read
-      const result = await this.deps.log.append(
-        sessionId,
-        [{ type: "message.queued", data: { content } }],
-        { expectStatus: ["running"], expectLastSeq: events.at(-1)?.seq ?? 0 },
-      );
+      const result = await this.deps.log.append(sessionId, [{ type: "message.queued", data: { content } }], {
+        expectStatus: ["running"],
+        expectLastSeq: events.at(-1)?.seq ?? 0,
+      });
       if (result.ok) return { queued: waiting + 1 };
       if (result.status === undefined) return sessionNotFound(sessionId);
       if (result.status === "closed") return sessionClosed();
@@ -357,7 +356,8 @@ export class TurnSupervisor {
           results.map((data): NewEvent => ({ type: "tool.result", data })),
           { expectStatus: ["running"], ...fenced(lease) },
         );
-        if (stored instanceof SessionError) throw new Error(`append to ${session.id} refused: ${stored.message}`);
+        if (stored instanceof SessionError)
+          throw new Error(`append to ${session.id} refused: ${stored.message}`);
         startedAt = stored.at(-1)?.seq ?? startedAt;
       }
       const known = new Map(waiting.open.results);
@@ -420,8 +420,7 @@ export class TurnSupervisor {
     tally: TurnTally,
     options: AppendOptions = {},
   ): Promise<{ stored: StoredEvent[]; next: TurnStart | undefined }> {
-    let lastSeq =
-      tally.highest - tally.base === tally.own ? Math.max(tally.base, tally.highest) : undefined;
+    let lastSeq = tally.highest - tally.base === tally.own ? Math.max(tally.base, tally.highest) : undefined;
     for (;;) {
       if (lastSeq === undefined) {
         const since = await this.#readFrom(session.id, tally.base);
@@ -446,11 +445,20 @@ export class TurnSupervisor {
       if (result.ok) {
         const stored = result.events;
         if (!head) return { stored, next: undefined };
-        const next: TurnStart = { startedAt: stored.at(-1)?.seq ?? 0, trace: undefined, queue: tally.queue.slice(1) };
+        const next: TurnStart = {
+          startedAt: stored.at(-1)?.seq ?? 0,
+          trace: undefined,
+          queue: tally.queue.slice(1),
+        };
         return { stored: stored.slice(0, end.length), next };
       }
       if (!result.moved) {
-        const refused = result.status === undefined ? sessionNotFound(session.id) : result.status === "closed" ? sessionClosed() : busy();
+        const refused =
+          result.status === undefined
+            ? sessionNotFound(session.id)
+            : result.status === "closed"
+              ? sessionClosed()
+              : busy();
         throw new Error(`append to ${session.id} refused: ${refused.message}`);
       }
       lastSeq = undefined;
@@ -499,7 +507,12 @@ export class TurnSupervisor {
           { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
           { type: "turn.started", data: {} },
         ],
-        { expectStatus: ["idle"], expectLastSeq: events.at(-1)?.seq ?? 0, setStatus: "running", ...fenced(lease) },
+        {
+          expectStatus: ["idle"],
+          expectLastSeq: events.at(-1)?.seq ?? 0,
+          setStatus: "running",
+          ...fenced(lease),
+        },
       );
       if (!result.ok) return lease.release();
       this.#run(session, lease, { startedAt: result.events.at(-1)?.seq ?? 0, trace: undefined, queue: rest });
@@ -514,7 +527,11 @@ export class TurnSupervisor {
    * session takes messages again at once instead of after the next start. If the store still
    * refuses, the turn is left without an owner, and the next stop or start ends it.
    */
-  async #endCrashedTurn(session: SessionRecord, lease: TurnLease, error: unknown): Promise<TurnStart | undefined> {
+  async #endCrashedTurn(
+    session: SessionRecord,
+    lease: TurnLease,
+    error: unknown,
+  ): Promise<TurnStart | undefined> {
     const { logger } = this.deps;
     const sessionId = session.id;
     const why = crashed(error);
