@@ -19,6 +19,10 @@ export const ERROR_CODES = [
   "no_turn_running",
   "call_not_waiting",
   "queue_full",
+  "idempotency_key_in_use",
+  "idempotency_key_reused",
+  "rate_limited",
+  "too_many_turns",
   "internal",
   "store_unavailable",
 ] as const;
@@ -40,6 +44,10 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   no_turn_running: 409,
   call_not_waiting: 409,
   queue_full: 409,
+  idempotency_key_in_use: 409,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  too_many_turns: 429,
   internal: 500,
   store_unavailable: 503,
 };

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import type { DestinationStream } from "pino";
 import { Authenticator } from "./api/auth.js";
+import { TenantRateLimits } from "./api/rate-limits.js";
 import { Router } from "./api/router.js";
 import { createRoutes } from "./api/routes.js";
 import { createApiServer } from "./api/server.js";
@@ -102,6 +103,7 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
   const server = createApiServer({
     router,
     auth: new Authenticator(config.tenants),
+    rateLimits: new TenantRateLimits(config.tenants),
     inspection,
     logger,
     metrics,

@@ -518,8 +518,12 @@ describe("routes", () => {
     ]);
     const post = doc.paths["/sessions/{id}/messages"].post.responses;
     expect(Object.keys(post).sort()).toEqual(
-      ["202", "400", "401", "404", "408", "409", "413", "415", "431", "500", "503"].sort(),
+      ["202", "400", "401", "404", "408", "409", "413", "415", "422", "429", "431", "500", "503"].sort(),
     );
+    const idempotencyKey = doc.paths["/sessions/{id}/messages"].post.parameters.find(
+      (parameter: { in: string }) => parameter.in === "header",
+    );
+    expect(idempotencyKey).toMatchObject({ name: "Idempotency-Key", required: false });
     expect(Object.keys(doc.paths["/healthz"].get.responses).sort()).toEqual(["200", "408", "431", "500"]);
   });
 

@@ -16,6 +16,7 @@ function commonResponses(route: Route): Responses {
   };
   if (route.auth !== "public") {
     responses[401] = error("No or wrong API key.");
+    responses[429] = error("The tenant is over its requests_per_second; try again after Retry-After.");
     responses[503] = error(
       "The store cannot be reached (PostgreSQL away); nothing was lost, try again after Retry-After.",
     );
@@ -28,6 +29,15 @@ function commonResponses(route: Route): Responses {
   }
   return responses;
 }
+
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Any 1 to 255 visible ASCII characters (a UUID, say). The same key and body within 24 h get the first answer again and do nothing twice; another body, 422.",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
+};
 
 /** The OpenAPI 3.1 document, derived from the route table so it cannot drift from the real routes. */
 export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> {
@@ -62,7 +72,7 @@ export function buildOpenApi(routes: readonly Route[]): Record<string, unknown> 
       operationId: route.operationId,
       summary: route.summary,
       ...(route.auth === "public" && { security: [] }),
-      parameters: [...pathParams, ...queryParams],
+      parameters: [...pathParams, ...queryParams, ...(route.idempotent ? [IDEMPOTENCY_KEY] : [])],
       ...(route.requestBody && {
         requestBody: {
           required: route.requestBody.required,

@@ -28,6 +28,8 @@ export interface Route {
   operationId: string;
   requestBody?: { schema: TSchema; required: boolean };
   query?: Record<string, { description: string; schema: Record<string, unknown> }>;
+  /** Takes an Idempotency-Key header (src/api/idempotency.ts). */
+  idempotent?: true;
   responses: Record<
     number,
     { description: string; schema?: TSchema | Record<string, unknown>; contentTypes?: string[] }

@@ -27,6 +27,7 @@ import type { TurnSupervisor } from "../turns/supervisor.js";
 import { ApiError, apiErrorOf, sessionNotFound } from "./errors.js";
 import { streamEvents } from "./event-stream.js";
 import { readJsonBody, sendError, sendJson } from "./http.js";
+import { answerOnce, errorAnswer, sendAnswer } from "./idempotency.js";
 import { buildOpenApi } from "./openapi.js";
 import type { RequestContext, Route } from "./router.js";
 
@@ -48,6 +49,10 @@ const validateApproval = compile<ApprovalBody>(ApprovalBodySchema);
 const MAX_EVENT_PAGE_BYTES = 8 * 1024 * 1024;
 
 const errorResponse = (description: string) => ({ description, schema: ErrorResponseSchema });
+const IDEMPOTENCY_ERRORS = {
+  409: errorResponse("A request with this Idempotency-Key is still running."),
+  422: errorResponse("This Idempotency-Key was used with another request in the last 24 hours."),
+};
 const SESSION_ERRORS = {
   401: errorResponse("No or wrong API key."),
   404: errorResponse("No such session, or not yours."),
@@ -158,21 +163,30 @@ export function createRoutes(deps: RouteDeps): Route[] {
       path: "/sessions",
       auth: "tenant",
       operationId: "createSession",
-      summary: "Create a session with a model, a system prompt and the tools it may use.",
+      idempotent: true,
+      summary:
+        "Create a session with a model, a system prompt and the tools it may use. With an Idempotency-Key header, a retry within 24 h gets the first answer again (Idempotent-Replayed: true) and creates nothing; the same key with another body is refused (422).",
       requestBody: { schema: CreateSessionBodySchema, required: false },
       responses: {
         201: { description: "Created.", schema: SessionSchema },
         400: errorResponse("Invalid body, or an unknown model or tool."),
         401: errorResponse("No or wrong API key."),
+        ...IDEMPOTENCY_ERRORS,
         413: errorResponse("Body too large."),
       },
-      handle: async ({ req, res, tenantId }) => {
-        const body = await readJsonBody(req, config.limits.max_request_bytes, validateCreateSession, {});
-        if (body instanceof ApiError) return sendError(res, body);
-        const session = await sessions.create(tenantId, body.config);
-        if (session instanceof SessionError) return sendError(res, apiErrorOf(session));
-        res.setHeader("location", `/sessions/${session.id}`);
-        sendJson(res, 201, sessionView(session));
+      handle: async (ctx) => {
+        const body = await readJsonBody(ctx.req, config.limits.max_request_bytes, validateCreateSession, {});
+        if (body instanceof ApiError) return sendError(ctx.res, body);
+        const answer = await answerOnce(ctx, store, body, async () => {
+          const session = await sessions.create(ctx.tenantId, body.config);
+          if (session instanceof SessionError) return errorAnswer(apiErrorOf(session));
+          return {
+            status: 201,
+            body: sessionView(session),
+            headers: { location: `/sessions/${session.id}` },
+          };
+        });
+        sendAnswer(ctx.res, answer);
       },
     },
     {
@@ -226,6 +240,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
       path: "/sessions/{id}/messages",
       auth: "tenant",
       operationId: "postMessage",
+      idempotent: true,
       summary:
         'Send a user message; it starts a turn. While a turn runs, `on_busy` says what happens: "reject" (409, the default), "enqueue" (202 with its place in the session\'s queue; it starts its own turn when the turns before it end) or "interrupt" (the running turn is interrupted, then this one starts).',
       requestBody: { schema: PostMessageBodySchema, required: true },
@@ -241,15 +256,22 @@ export function createRoutes(deps: RouteDeps): Route[] {
         ),
         413: errorResponse("Body too large."),
       },
-      handle: async ({ req, res, params, tenantId }) => {
+      handle: async (ctx) => {
+        const { req, params, tenantId } = ctx;
         const body = await readJsonBody(req, config.limits.max_request_bytes, validatePostMessage);
-        if (body instanceof ApiError) return sendError(res, body);
-        const session = await sessions.get(tenantId, params.id as string);
-        if (!session) return sendError(res, sessionNotFound(params.id as string));
-        const trace = parseTraceparent(req.headers.traceparent);
-        const accepted = await turns.postMessage(session, body.content, trace, body.on_busy);
-        if (accepted instanceof SessionError) return sendError(res, apiErrorOf(accepted));
-        sendJson(res, 202, accepted);
+        if (body instanceof ApiError) return sendError(ctx.res, body);
+        const answer = await answerOnce(ctx, store, body, async () => {
+          const session = await sessions.get(tenantId, params.id as string);
+          if (!session) return errorAnswer(sessionNotFound(params.id as string));
+          const trace = parseTraceparent(req.headers.traceparent);
+          const accepted = await turns.postMessage(session, body.content, trace, body.on_busy);
+          if (!(accepted instanceof SessionError)) return { status: 202, body: accepted };
+          const refused = errorAnswer(apiErrorOf(accepted));
+          return accepted.code === "too_many_turns"
+            ? { ...refused, headers: { "retry-after": "1" } }
+            : refused;
+        });
+        sendAnswer(ctx.res, answer);
       },
     },
     {

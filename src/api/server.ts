@@ -7,6 +7,7 @@ import { answerClientError } from "./client-error.js";
 import { ApiError } from "./errors.js";
 import { sendError } from "./http.js";
 import type { InspectionGrants } from "./inspection.js";
+import type { TenantRateLimits } from "./rate-limits.js";
 import type { RequestContext, Router } from "./router.js";
 
 export interface ServerDeps {
@@ -15,6 +16,7 @@ export interface ServerDeps {
   inspection: InspectionGrants;
   logger: Logger;
   metrics: Metrics;
+  rateLimits: TenantRateLimits;
   /** How long a client may take to send a whole request; a body that trickles is answered 408. */
   requestTimeoutMs: number;
 }
@@ -92,6 +94,15 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: Se
     const token = bearerToken(req.headers.authorization);
     const tenantId = deps.auth.tenantFor(token);
     if (tenantId !== undefined) {
+      const wait = deps.rateLimits.admit(tenantId, Date.now());
+      if (wait > 0) {
+        deps.metrics.tenantLimited.inc({ tenant: tenantId, limit: "requests_per_second" });
+        return sendError(
+          res,
+          new ApiError("rate_limited", `over this tenant's requests_per_second; try again in ${wait} s`),
+          { "retry-after": String(wait) },
+        );
+      }
       ctx.tenantId = tenantId;
     } else {
       const inspection =

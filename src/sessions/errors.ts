@@ -10,6 +10,7 @@ export type SessionErrorCode = Extract<
   | "no_turn_running"
   | "call_not_waiting"
   | "queue_full"
+  | "too_many_turns"
 >;
 
 export class SessionError {

@@ -5,7 +5,14 @@ import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import type { SessionStatus } from "../../protocol/session.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import { type EventRow, type SessionRow, toEvent, toSession } from "./rows.js";
-import type { AppendOptions, AppendResult, NewSession, Store } from "./store.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  IdempotencyClaim,
+  IdempotencyRecord,
+  NewSession,
+  Store,
+} from "./store.js";
 
 const SCHEMA_VERSION = 1;
 
@@ -27,6 +34,16 @@ CREATE TABLE IF NOT EXISTS events (
   data TEXT NOT NULL,
   PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  tenant_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  status INTEGER,
+  body TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (created_at);
 `;
 
 export class StoreInUseError extends Error {
@@ -46,6 +63,9 @@ export class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #statements;
   readonly #appendTx;
+  readonly #claimTx;
+  /** When expired idempotency keys were last swept: at most once a minute. */
+  #sweptAt = 0;
 
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -99,6 +119,26 @@ export class SqliteStore implements Store {
       sessionsWithStatus: db.prepare<[string], SessionRow>(
         "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE status = ?",
       ),
+      countRunning: db.prepare<[string], { n: number }>(
+        "SELECT COUNT(*) AS n FROM sessions WHERE status = 'running' AND tenant_id = ?",
+      ),
+      dropStaleKey: db.prepare<[string, string, number, number]>(
+        "DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND (created_at < ? OR (status IS NULL AND created_at < ?))",
+      ),
+      sweepKeys: db.prepare<[number]>("DELETE FROM idempotency_keys WHERE created_at < ?"),
+      claimKey: db.prepare<[string, string, string, number]>(
+        "INSERT OR IGNORE INTO idempotency_keys (tenant_id, key, fingerprint, created_at) VALUES (?, ?, ?, ?)",
+      ),
+      getKey: db.prepare<
+        [string, string],
+        { fingerprint: string; status: number | null; body: string | null }
+      >("SELECT fingerprint, status, body FROM idempotency_keys WHERE tenant_id = ? AND key = ?"),
+      answerKey: db.prepare<[number, string, string, string]>(
+        "UPDATE idempotency_keys SET status = ?, body = ? WHERE tenant_id = ? AND key = ?",
+      ),
+      releaseKey: db.prepare<[string, string]>(
+        "DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND status IS NULL",
+      ),
       sessionStatus: db.prepare<[string], { status: SessionStatus }>(
         "SELECT status FROM sessions WHERE id = ?",
       ),
@@ -136,6 +176,22 @@ export class SqliteStore implements Store {
         return { ok: true, events: stored };
       },
     );
+    this.#claimTx = db.transaction((claim: IdempotencyClaim): IdempotencyRecord | undefined => {
+      const statements = this.#statements;
+      if (claim.now - this.#sweptAt > 60_000) {
+        statements.sweepKeys.run(claim.expiredBefore);
+        this.#sweptAt = claim.now;
+      }
+      statements.dropStaleKey.run(claim.tenantId, claim.key, claim.expiredBefore, claim.abandonedBefore);
+      if (statements.claimKey.run(claim.tenantId, claim.key, claim.fingerprint, claim.now).changes === 1)
+        return undefined;
+      const row = statements.getKey.get(claim.tenantId, claim.key);
+      if (!row) return undefined;
+      return {
+        fingerprint: row.fingerprint,
+        answer: row.status === null ? undefined : { status: row.status, body: row.body ?? "" },
+      };
+    });
   }
 
   async createSession(
@@ -204,6 +260,26 @@ export class SqliteStore implements Store {
 
   async sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]> {
     return this.#statements.sessionsWithStatus.all(status).map(toSession);
+  }
+
+  async countRunning(tenantId: string): Promise<number> {
+    return (this.#statements.countRunning.get(tenantId) as { n: number }).n;
+  }
+
+  async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyRecord | undefined> {
+    return this.#claimTx(claim);
+  }
+
+  async answerIdempotencyKey(
+    tenantId: string,
+    key: string,
+    answer: { status: number; body: string },
+  ): Promise<void> {
+    this.#statements.answerKey.run(answer.status, answer.body, tenantId, key);
+  }
+
+  async releaseIdempotencyKey(tenantId: string, key: string): Promise<void> {
+    this.#statements.releaseKey.run(tenantId, key);
   }
 
   async close(): Promise<void> {

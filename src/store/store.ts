@@ -52,7 +52,41 @@ export interface Store {
    */
   readEvents(sessionId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<StoredEvent[]>;
   sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]>;
+  /** How many of the tenant's sessions run a turn now. */
+  countRunning(tenantId: string): Promise<number>;
+  /**
+   * Claim an idempotency key for a request: undefined if this request is the first with it (do
+   * the work, then `answerIdempotencyKey` or `releaseIdempotencyKey`), else what the key holds.
+   * A key older than `claim.expiredBefore`, or claimed and never answered before
+   * `claim.abandonedBefore`, is claimed afresh. Keys older than `expiredBefore` are swept.
+   */
+  claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyRecord | undefined>;
+  /** The answer to give again to a request with the same key and fingerprint. */
+  answerIdempotencyKey(
+    tenantId: string,
+    key: string,
+    answer: { status: number; body: string },
+  ): Promise<void>;
+  /** The request failed before doing anything: a retry with the key may try again. */
+  releaseIdempotencyKey(tenantId: string, key: string): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface IdempotencyClaim {
+  tenantId: string;
+  key: string;
+  /** What the request was: a retry must be the same request. */
+  fingerprint: string;
+  /** Epoch milliseconds. */
+  now: number;
+  expiredBefore: number;
+  abandonedBefore: number;
+}
+
+/** What a claimed key holds: the first request's fingerprint, and its answer once it has one. */
+export interface IdempotencyRecord {
+  fingerprint: string;
+  answer: { status: number; body: string } | undefined;
 }
 
 /**

@@ -40,6 +40,12 @@ export function createMetrics() {
       labelNames: ["end"] as const,
       registers: [registry],
     }),
+    tenantLimited: new Counter({
+      name: "brain_tenant_limited_total",
+      help: "Requests refused with 429 by tenant (a host config name) and limit (requests_per_second, max_concurrent_turns).",
+      labelNames: ["tenant", "limit"] as const,
+      registers: [registry],
+    }),
     sseClients: new Gauge({
       name: "brain_sse_clients",
       help: "Connected event-stream clients.",

@@ -98,11 +98,15 @@ interface TurnTally {
  */
 export class TurnSupervisor {
   readonly #conversations: Conversations;
+  /** Each tenant's max_concurrent_turns, where it has one. */
+  readonly #turnLimits = new Map<string, number>();
   #stopping = false;
   #takeover: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: TurnSupervisorDeps) {
     this.#conversations = new Conversations(deps.store);
+    for (const tenant of deps.config.tenants)
+      if (tenant.maxConcurrentTurns !== undefined) this.#turnLimits.set(tenant.id, tenant.maxConcurrentTurns);
   }
 
   /**
@@ -118,6 +122,10 @@ export class TurnSupervisor {
   ): Promise<PostMessageAnswer | SessionError> {
     if (this.#stopping)
       return new SessionError("session_busy", "Brain is shutting down; send the message again later");
+    if (session.status !== "running") {
+      const full = await this.#tenantFull(session.tenant_id);
+      if (full) return full;
+    }
     let queue: QueuedMessage[] = [];
     if (onBusy === "interrupt" && session.status === "running") {
       const stopped = await this.stop(session, SUPERSEDED);
@@ -225,6 +233,22 @@ export class TurnSupervisor {
 
   runningTurns(): number {
     return this.deps.leases.held();
+  }
+
+  /**
+   * The refusal of a new turn when the tenant runs its `max_concurrent_turns` already, counted in
+   * the store so that it holds across instances. Two messages at the same instant may both pass.
+   */
+  async #tenantFull(tenantId: string): Promise<SessionError | undefined> {
+    const limit = this.#turnLimits.get(tenantId);
+    if (limit === undefined) return undefined;
+    const running = await this.deps.store.countRunning(tenantId);
+    if (running < limit) return undefined;
+    this.deps.metrics.tenantLimited.inc({ tenant: tenantId, limit: "max_concurrent_turns" });
+    return new SessionError(
+      "too_many_turns",
+      `this tenant runs ${running} turns, its max_concurrent_turns; try again when one has ended`,
+    );
   }
 
   /** Store the message and start its turn if the session is idle; "busy" if a turn runs. */

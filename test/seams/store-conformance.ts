@@ -127,6 +127,58 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
       expect(await store.lastSeq(session.id)).toBe(3);
     });
 
+    it("counts a tenant's sessions that run a turn", async () => {
+      const tenant = `count-${Math.random().toString(36).slice(2)}`;
+      const sessions = await Promise.all([1, 2, 3].map(() => newSession(store, tenant)));
+      expect(await store.countRunning(tenant)).toBe(0);
+      for (const { session } of sessions.slice(0, 2))
+        await store.append(session.id, [message(1)], { setStatus: "running" });
+      expect(await store.countRunning(tenant)).toBe(2);
+      expect(await store.countRunning(`${tenant}-other`)).toBe(0);
+    });
+
+    it("claims an idempotency key once, keeps its answer, and lets a failed or expired one be claimed again", async () => {
+      const key = `key-${Math.random().toString(36).slice(2)}`;
+      const now = Date.now();
+      const claim = {
+        tenantId: "acme",
+        key,
+        fingerprint: "f1",
+        now,
+        expiredBefore: now - 1000,
+        abandonedBefore: now - 500,
+      };
+      expect(await store.claimIdempotencyKey(claim)).toBeUndefined();
+      // the same key at once: in progress, with the first request's fingerprint
+      expect(await store.claimIdempotencyKey({ ...claim, fingerprint: "f2" })).toEqual({
+        fingerprint: "f1",
+        answer: undefined,
+      });
+      // another tenant's key of the same name is its own
+      expect(await store.claimIdempotencyKey({ ...claim, tenantId: "globex" })).toBeUndefined();
+      await store.answerIdempotencyKey("acme", key, { status: 201, body: '{"id":"ses_1"}' });
+      expect(await store.claimIdempotencyKey(claim)).toEqual({
+        fingerprint: "f1",
+        answer: { status: 201, body: '{"id":"ses_1"}' },
+      });
+      // a release leaves an answered key alone
+      await store.releaseIdempotencyKey("acme", key);
+      expect((await store.claimIdempotencyKey(claim))?.answer?.status).toBe(201);
+      // past its day, the key is free again
+      expect(
+        await store.claimIdempotencyKey({ ...claim, now: now + 2000, expiredBefore: now + 1 }),
+      ).toBeUndefined();
+
+      const failed = { ...claim, key: `${key}-failed` };
+      expect(await store.claimIdempotencyKey(failed)).toBeUndefined();
+      await store.releaseIdempotencyKey("acme", failed.key);
+      expect(await store.claimIdempotencyKey(failed)).toBeUndefined();
+      // claimed and never answered for too long: abandoned, claimed afresh
+      expect(
+        await store.claimIdempotencyKey({ ...failed, now: now + 600, abandonedBefore: now + 1 }),
+      ).toBeUndefined();
+    });
+
     it("never shows a read a gap, while appends race it", async () => {
       const { session } = await newSession(store);
       let appending = true;

@@ -5,6 +5,14 @@ import type { PoolClient } from "pg";
  * so Brain can share a database. Events keep their data as the JSON text Brain wrote: it is never
  * queried inside, and text is what both ends have.
  */
+// the check schema 2 added to brain_append
+const LAST_SEQ_CHECK = `
+    IF p_last IS NOT NULL AND s_last <> p_last THEN
+      RETURN QUERY SELECT false, s_status, 0::bigint, 'moved'::text;
+      RETURN;
+    END IF;
+`;
+
 const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE brain_sessions (
@@ -56,11 +64,38 @@ const MIGRATIONS: readonly string[] = [
     created_at timestamptz NOT NULL DEFAULT now()
   );
 
+  ${appendFunction(false)}
+  `,
+  // 2: an append may name the session's last seq it expects (a decision made on what the log held);
+  // idempotency keys of the API's POSTs, kept a day
+  `
+  DROP FUNCTION brain_append(text, text[], text[], text, text[], text, bigint, text);
+  ${appendFunction(true)}
+  CREATE TABLE brain_idempotency_keys (
+    tenant_id text NOT NULL,
+    key text NOT NULL,
+    fingerprint text NOT NULL,
+    status int,
+    body text,
+    created_at bigint NOT NULL,
+    PRIMARY KEY (tenant_id, key)
+  );
+  CREATE INDEX brain_idempotency_keys_by_age ON brain_idempotency_keys (created_at);
+  `,
+];
+
+/**
+ * brain_append as each migration made it: one round trip locks the session row, checks the
+ * lease, the status (and, from schema 2, the last seq), numbers the events after last_seq, sets
+ * the status and tells the instances what was appended.
+ */
+function appendFunction(checksLast: boolean): string {
+  return `
   -- An append in one round trip: the session row is locked, the status checked, the events
   -- numbered after last_seq, the status set, and the instances told what was appended.
   CREATE FUNCTION brain_append(
     p_session text, p_types text[], p_data text[], p_at text,
-    p_expect text[], p_set text, p_lease bigint, p_append text, p_last bigint
+    p_expect text[], p_set text, p_lease bigint, p_append text${checksLast ? ", p_last bigint" : ""}
   ) RETURNS TABLE (ok boolean, status text, first_seq bigint, refusal text)
   LANGUAGE plpgsql AS $$
   DECLARE
@@ -91,19 +126,15 @@ const MIGRATIONS: readonly string[] = [
       RETURN QUERY SELECT false, s_status, 0::bigint, 'status'::text;
       RETURN;
     END IF;
-    IF p_last IS NOT NULL AND s_last <> p_last THEN
-      RETURN QUERY SELECT false, s_status, 0::bigint, 'moved'::text;
-      RETURN;
-    END IF;
-    INSERT INTO brain_events (session_id, seq, type, at, data, append_id)
+${checksLast ? LAST_SEQ_CHECK : ""}    INSERT INTO brain_events (session_id, seq, type, at, data, append_id)
       SELECT p_session, s_last + i, p_types[i], p_at, p_data[i], CASE WHEN i = 1 THEN p_append END
       FROM generate_subscripts(p_types, 1) AS i;
     UPDATE brain_sessions SET last_seq = s_last + n, status = COALESCE(p_set, s_status) WHERE id = p_session;
     PERFORM pg_notify('brain_events', p_session || ' ' || (s_last + n));
     RETURN QUERY SELECT true, COALESCE(p_set, s_status), s_last + 1, NULL::text;
   END $$;
-  `,
-];
+`;
+}
 
 /** An arbitrary fixed key: instances that start at once migrate one after the other. */
 const MIGRATION_LOCK = 7_264_513_001;

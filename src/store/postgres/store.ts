@@ -4,7 +4,14 @@ import type { NewEvent, StoredEvent } from "../../../protocol/events.js";
 import type { SessionStatus } from "../../../protocol/session.js";
 import type { SessionRecord } from "../../sessions/session-record.js";
 import { type EventRow, type SessionRow, toEvent, toSession } from "../rows.js";
-import type { AppendOptions, AppendResult, NewSession, Store } from "../store.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  IdempotencyClaim,
+  IdempotencyRecord,
+  NewSession,
+  Store,
+} from "../store.js";
 import { whileReachable } from "./retry.js";
 
 interface AppendRow {
@@ -42,6 +49,9 @@ export interface StoreRetry {
 const DEFAULT_RETRY: StoreRetry = { readMs: 1000, appendMs: 10_000 };
 
 export class PostgresStore implements Store {
+  /** When expired idempotency keys were last swept: at most once a minute. */
+  #sweptAt = 0;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly retry: StoreRetry = DEFAULT_RETRY,
@@ -183,6 +193,60 @@ export class PostgresStore implements Store {
       [status],
     );
     return rows.map(toSession);
+  }
+
+  async countRunning(tenantId: string): Promise<number> {
+    const { rows } = await this.#query<{ n: string }>(
+      "SELECT count(*) AS n FROM brain_sessions WHERE status = 'running' AND tenant_id = $1",
+      [tenantId],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyRecord | undefined> {
+    if (claim.now - this.#sweptAt > 60_000) {
+      this.#sweptAt = claim.now;
+      await this.#query("DELETE FROM brain_idempotency_keys WHERE created_at < $1", [claim.expiredBefore]);
+    }
+    await this.#query(
+      `DELETE FROM brain_idempotency_keys WHERE tenant_id = $1 AND key = $2
+         AND (created_at < $3 OR (status IS NULL AND created_at < $4))`,
+      [claim.tenantId, claim.key, claim.expiredBefore, claim.abandonedBefore],
+    );
+    const claimed = await this.#query(
+      `INSERT INTO brain_idempotency_keys (tenant_id, key, fingerprint, created_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING RETURNING 1`,
+      [claim.tenantId, claim.key, claim.fingerprint, claim.now],
+    );
+    if (claimed.rowCount === 1) return undefined;
+    const { rows } = await this.#query<{ fingerprint: string; status: number | null; body: string | null }>(
+      "SELECT fingerprint, status, body FROM brain_idempotency_keys WHERE tenant_id = $1 AND key = $2",
+      [claim.tenantId, claim.key],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      fingerprint: row.fingerprint,
+      answer: row.status === null ? undefined : { status: row.status, body: row.body ?? "" },
+    };
+  }
+
+  async answerIdempotencyKey(
+    tenantId: string,
+    key: string,
+    answer: { status: number; body: string },
+  ): Promise<void> {
+    await this.#query(
+      "UPDATE brain_idempotency_keys SET status = $1, body = $2 WHERE tenant_id = $3 AND key = $4",
+      [answer.status, answer.body, tenantId, key],
+    );
+  }
+
+  async releaseIdempotencyKey(tenantId: string, key: string): Promise<void> {
+    await this.#query(
+      "DELETE FROM brain_idempotency_keys WHERE tenant_id = $1 AND key = $2 AND status IS NULL",
+      [tenantId, key],
+    );
   }
 
   /** Ends the pool, which the bus and the leases of the same backend share: they close first. */

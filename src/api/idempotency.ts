@@ -1,0 +1,98 @@
+import { createHash } from "node:crypto";
+import type { ServerResponse } from "node:http";
+import type { Store } from "../store/store.js";
+import { ApiError } from "./errors.js";
+import { sendJson } from "./http.js";
+import type { RequestContext } from "./router.js";
+
+/** An answer before it is sent: what a retry with the same idempotency key gets again. */
+export interface Answer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** How long a key holds its answer. */
+const KEPT_MS = 24 * 60 * 60 * 1000;
+/** A key claimed and never answered for this long belongs to a request that died with its Brain. */
+const ABANDONED_MS = 60_000;
+/** Visible ASCII, as Stripe's and the IETF draft's keys are (a UUID fits many times over). */
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export const errorAnswer = (error: ApiError): Answer => ({ status: error.status, body: error });
+
+/**
+ * Run a request once per `Idempotency-Key`: a retry with the same key and the same request gets
+ * the first answer again and does nothing; the same key with another request is refused (422); a
+ * retry while the first is still running, 409. Only a success is kept: after a refusal, the
+ * request may be tried again with its key. Without the header, `run` just runs.
+ */
+export async function answerOnce(
+  ctx: RequestContext,
+  store: Store,
+  body: unknown,
+  run: () => Promise<Answer>,
+): Promise<Answer> {
+  const header = ctx.req.headers["idempotency-key"];
+  if (header === undefined) return run();
+  if (typeof header !== "string" || !KEY_PATTERN.test(header)) {
+    return errorAnswer(
+      new ApiError("invalid_request", "Idempotency-Key: 1 to 255 visible ASCII characters, once"),
+    );
+  }
+  const fingerprint = createHash("sha256")
+    .update(`${ctx.req.method} ${ctx.url.pathname}\n${JSON.stringify(body)}`)
+    .digest("base64url");
+  const now = Date.now();
+  const held = await store.claimIdempotencyKey({
+    tenantId: ctx.tenantId,
+    key: header,
+    fingerprint,
+    now,
+    expiredBefore: now - KEPT_MS,
+    abandonedBefore: now - ABANDONED_MS,
+  });
+  if (held) {
+    if (held.fingerprint !== fingerprint) {
+      return errorAnswer(
+        new ApiError(
+          "idempotency_key_reused",
+          "this Idempotency-Key was used with another request in the last 24 hours; use a new key",
+        ),
+      );
+    }
+    if (!held.answer) {
+      return {
+        ...errorAnswer(
+          new ApiError("idempotency_key_in_use", "a request with this Idempotency-Key is still running"),
+        ),
+        headers: { "retry-after": "1" },
+      };
+    }
+    const kept = JSON.parse(held.answer.body) as Pick<Answer, "body" | "headers">;
+    return {
+      status: held.answer.status,
+      body: kept.body,
+      headers: { ...kept.headers, "idempotent-replayed": "true" },
+    };
+  }
+  let answer: Answer;
+  try {
+    answer = await run();
+  } catch (error) {
+    await store.releaseIdempotencyKey(ctx.tenantId, header).catch(() => undefined);
+    throw error;
+  }
+  if (answer.status >= 200 && answer.status < 300) {
+    const kept = JSON.stringify({ body: answer.body, ...(answer.headers && { headers: answer.headers }) });
+    await store.answerIdempotencyKey(ctx.tenantId, header, { status: answer.status, body: kept });
+  } else {
+    await store.releaseIdempotencyKey(ctx.tenantId, header);
+  }
+  return answer;
+}
+
+export function sendAnswer(res: ServerResponse, answer: Answer): void {
+  for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
+  sendJson(res, answer.status, answer.body);
+}
