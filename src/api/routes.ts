@@ -251,10 +251,14 @@ export function createRoutes(deps: RouteDeps): Route[] {
         },
         400: errorResponse("Invalid body."),
         ...SESSION_ERRORS,
+        ...IDEMPOTENCY_ERRORS,
         409: errorResponse(
-          "A turn is running (on_busy reject), the queue is full, or the session is closed.",
+          "A turn is running (on_busy reject), the queue is full, the session is closed, or a request with this Idempotency-Key is still running.",
         ),
         413: errorResponse("Body too large."),
+        429: errorResponse(
+          "The tenant is over its requests_per_second, or runs its max_concurrent_turns turns already; try again after Retry-After.",
+        ),
       },
       handle: async (ctx) => {
         const { req, params, tenantId } = ctx;
