@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { ResultObject } from "../protocol/result.js";
 import { describeErrors } from "../protocol/validation.js";
+import type { AnsweredCalls, Claim } from "./answered-calls.js";
 import { EventStreamResponse } from "./event-stream.js";
 import { readJsonBody, sendError, sendJson } from "./http.js";
 import { createInspector } from "./inspection.js";
@@ -15,6 +16,8 @@ export interface CallOptions {
   logger: Logger;
   /** Fires when the service stops: every handler's signal fires with it. */
   stopping: AbortSignal;
+  /** The results of the service's idempotent tools, by key. */
+  answered: AnsweredCalls;
 }
 
 /** The request body of docs/protocol.md. Unknown fields are tolerated, so a newer Brain can add some. */
@@ -75,6 +78,42 @@ export async function handleToolCall(
   const envelope = parseEnvelope(body.value);
   if ("problem" in envelope) return sendError(res, "invalid_request", envelope.problem);
 
+  const key = req.headers["idempotency-key"];
+  const idempotencyKey = typeof key === "string" && key !== "" ? key : envelope.call_id;
+  let claim: Claim | undefined;
+  if (tool.idempotent) {
+    claim = await options.answered.claim(
+      envelope.tenant_id,
+      idempotencyKey,
+      JSON.stringify(envelope.arguments),
+    );
+    if (claim.kind === "conflict") {
+      return sendError(res, "invalid_request", "this Idempotency-Key came before with other arguments");
+    }
+    if (claim.kind === "replay") {
+      res.setHeader("idempotent-replayed", "true");
+      return sendJson(res, 200, claim.result);
+    }
+  }
+  try {
+    await runToolCall(tool, envelope, idempotencyKey, res, options, (result) => {
+      if (claim?.kind === "run") claim.settle(result);
+    });
+  } finally {
+    // a handler that threw past its result (it never does: errors become results) leaves no claim behind
+    if (claim?.kind === "run") claim.settle(undefined);
+  }
+}
+
+/** Run the handler and send its result; `answered` gets the result, or undefined when there is none. */
+async function runToolCall(
+  tool: Tool,
+  envelope: CallEnvelope,
+  idempotencyKey: string,
+  res: ServerResponse,
+  options: CallOptions,
+  answered: (result: ResultObject | undefined) => void,
+): Promise<void> {
   const started = performance.now();
   const log = options.logger.child({
     tool: tool.name,
@@ -95,6 +134,7 @@ export async function handleToolCall(
     tenant_id: envelope.tenant_id,
     session_id: envelope.session_id,
     call_id: envelope.call_id,
+    idempotency_key: idempotencyKey,
     signal: controller.signal,
     inspection:
       envelope.inspection &&
@@ -143,6 +183,8 @@ export async function handleToolCall(
     }
   }
   options.stopping.removeEventListener("abort", onStopping);
+  // the work is done even if the caller went away: a retry with the key gets this result
+  if (result !== undefined) answered(result);
   const durationMs = Math.round((performance.now() - started) * 10) / 10;
   if (controller.signal.reason instanceof CallerGone) {
     stream?.abandon();

@@ -10,6 +10,7 @@ export function manifestOf(tools: Iterable<Tool>): ToolManifest {
       input_schema: tool.inputSchema,
       ...(tool.outputSchema && { output_schema: tool.outputSchema }),
       ...(tool.timeoutSeconds !== undefined && { timeout_seconds: tool.timeoutSeconds }),
+      ...(tool.idempotent && { idempotent: true }),
     })),
   };
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import pino, { type Logger } from "pino";
+import { AnsweredCalls } from "./answered-calls.js";
 import { bearerAuth } from "./auth.js";
 import { handleToolCall } from "./call.js";
 import { sendError, sendJson, sendUnauthorized } from "./http.js";
@@ -70,6 +71,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     keepAliveMs: options.keepAliveMs ?? 15_000,
     logger,
     stopping: stopping.signal,
+    answered: new AnsweredCalls(),
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -12,6 +12,11 @@ export interface ToolContext {
   readonly session_id: string;
   /** Brain's id for this call, as in its `tool.call` event: log it to match the two. */
   readonly call_id: string;
+  /**
+   * The request's `Idempotency-Key` (Brain sends the call id): a call that reaches the service
+   * again with the same key is the same call. Key your side effects on it (a payment's key, say).
+   */
+  readonly idempotency_key: string;
   /** Fires when Brain closes the connection (the session was interrupted or closed) or the service stops. */
   readonly signal: AbortSignal;
   /**
@@ -55,6 +60,13 @@ export interface ToolDefinition<I extends TSchema, O extends TSchema | undefined
    * writes it); Brain's default is 300.
    */
   timeoutSeconds?: number;
+  /**
+   * Honour `Idempotency-Key`: a call that comes again with the same key (from the same tenant,
+   * within a day, to this process) gets the first call's result without the handler running again;
+   * the same key with other arguments is refused (400). The tool list says so (`idempotent`), and
+   * `brain tools check` then checks it.
+   */
+  idempotent?: boolean;
   /** A thrown error becomes an `is_error` result whose text is the error's message. */
   handler: (
     args: Static<I>,
@@ -70,6 +82,7 @@ export interface Tool {
   readonly outputSchema: Record<string, unknown> | undefined;
   readonly streaming: boolean;
   readonly timeoutSeconds: number | undefined;
+  readonly idempotent: boolean;
   readonly validateArguments: ToolSchemaValidator;
   readonly validateOutput: ToolSchemaValidator | undefined;
   readonly handler: (args: unknown, ctx: ToolContext) => ToolReturn<unknown> | Promise<ToolReturn<unknown>>;
@@ -102,6 +115,7 @@ export function defineTool<I extends TSchema, O extends TSchema | undefined = un
     outputSchema,
     streaming: definition.streaming ?? false,
     timeoutSeconds: definition.timeoutSeconds,
+    idempotent: definition.idempotent ?? false,
     validateArguments: compileToolSchema(inputSchema),
     validateOutput: outputSchema === undefined ? undefined : compileToolSchema(outputSchema),
     handler: definition.handler as Tool["handler"],

@@ -14,6 +14,8 @@ export const ToolManifestSchema = Type.Object({
       input_schema: Type.Record(Type.String(), Type.Unknown()),
       output_schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
       timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+      /** The tool honours Idempotency-Key: the same key again gets the first result, nothing done twice. */
+      idempotent: Type.Optional(Type.Boolean()),
     }),
   ),
 });

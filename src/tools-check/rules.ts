@@ -11,6 +11,11 @@ export interface Observation {
   wrongToken: Exchange;
   /** The binding's output_schema, when the checker was given one: success results must match it. */
   validateOutput?: ((value: unknown) => boolean) | undefined;
+  /**
+   * Where the service's tool list says the tool honours Idempotency-Key: the well-formed call sent
+   * again with the same key.
+   */
+  repeat?: Exchange | undefined;
 }
 
 export type Verdict = { pass: boolean; why: string };
@@ -133,6 +138,23 @@ export const TOOL_SERVICE_RULES: readonly Rule[] = [
     id: "result",
     says: "the result is a valid result object (a success's structured_content matching the output schema)",
     judge: judgeResult,
+  },
+  {
+    id: "idempotency",
+    says: "a tool whose tool list says idempotent answers a call sent again with the same Idempotency-Key with the same result",
+    judge: ({ call, repeat }) => {
+      if (!repeat)
+        return pass("the tool list does not say idempotent: nothing to check (Brain sends each call once)");
+      const first = resultText(call);
+      const again = resultText(repeat);
+      if (again === undefined)
+        return fail(`the call sent again with the same Idempotency-Key: ${statusText(repeat)}, no result`);
+      return first === again
+        ? pass("the call sent again with the same Idempotency-Key got the same result")
+        : fail(
+            "the call sent again with the same Idempotency-Key got another result: the tool says idempotent but is not",
+          );
+    },
   },
   {
     id: "auth-missing",

@@ -29,12 +29,13 @@ export const envelope = (args: Record<string, unknown>, extra: Record<string, un
 export async function postCall(
   url: string,
   body: unknown,
-  options: { token?: string; contentType?: string; signal?: AbortSignal } = {},
+  options: { token?: string; contentType?: string; signal?: AbortSignal; idempotencyKey?: string } = {},
 ) {
   const headers: Record<string, string> = {
     "content-type": options.contentType ?? "application/json",
     accept: "application/json, text/event-stream",
   };
+  if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey;
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   const response = await request(url, {
     method: "POST",
