@@ -10,6 +10,7 @@ function describe(event: SessionEvent): string {
       return `model=${config.model} tools=${config.tools.join(",") || "(none)"}`;
     }
     case "message.user":
+    case "message.queued":
       return json(event.data.content);
     case "message.assistant": {
       const { text, tool_calls } = event.data;
@@ -20,6 +21,10 @@ function describe(event: SessionEvent): string {
     }
     case "tool.call":
       return `${event.data.name} ${json(event.data.arguments)} [${event.data.call_id}]`;
+    case "tool.approval_requested":
+      return `${event.data.name} ${json(event.data.arguments)} [${event.data.call_id}] waits for approval until ${event.data.expires_at}`;
+    case "tool.approval":
+      return `${event.data.expired ? "expired" : event.data.decision} [${event.data.call_id}]${event.data.reason ? ` ${json(event.data.reason)}` : ""}`;
     case "tool.progress":
       return `${event.data.name} ${json(event.data.data)}`;
     case "tool.result": {
