@@ -23,12 +23,11 @@ export async function recordApproval(
     const step = lastStep(events);
     const expiresAt = step?.requested.get(answer.call_id);
     if (!step || expiresAt === undefined) return notOpen(events, answer.call_id);
-    if (step.answers.has(answer.call_id) || step.results.has(answer.call_id)) {
-      return notWaiting(
-        answer.call_id,
-        step.answers.get(answer.call_id)?.expired ? "its approval expired" : "it was answered already",
-      );
+    const earlier = step.answers.get(answer.call_id);
+    if (earlier) {
+      return notWaiting(answer.call_id, earlier.expired ? "its approval expired" : "it was answered already");
     }
+    if (step.results.has(answer.call_id)) return notWaiting(answer.call_id, "its turn has ended");
     if (!answer.expired && Date.parse(expiresAt) <= Date.now())
       return notWaiting(answer.call_id, "its approval expired");
     const result = await log.append(sessionId, [{ type: "tool.approval", data: answer }], {

@@ -1,5 +1,6 @@
 import type { EventData, StoredEvent } from "../../protocol/events.js";
 import type { EventBus, Subscription } from "../events/bus.js";
+import { ToolFailure } from "../tools/outcome.js";
 
 export type ApprovalAnswer = EventData<"tool.approval">;
 
@@ -49,6 +50,7 @@ export class ApprovalWatch {
   /** The turn has ended: whoever still waits was woken by the turn's signal. */
   close(): void {
     this.#subscription?.unsubscribe();
+    this.#subscription = undefined;
   }
 
   #stored(event: StoredEvent): void {
@@ -99,4 +101,29 @@ export function lastStep(events: readonly StoredEvent[]): StepState | undefined 
 /** The calls of a step that still wait for a person: asked, unanswered, without a result. */
 export function waitingCalls(step: StepState): string[] {
   return [...step.requested.keys()].filter((id) => !step.answers.has(id) && !step.results.has(id));
+}
+
+/**
+ * The failure of a call that was never sent because of its approval: denied, expired, or (no
+ * answer) stopped while it waited. None of them ran, so none has an unknown outcome.
+ */
+export function refusalOf(answer: ApprovalAnswer | undefined): ToolFailure {
+  if (!answer)
+    return ToolFailure.unsent(
+      "cancelled",
+      "the turn was interrupted or closed while the call waited for approval",
+    );
+  if (answer.expired)
+    return ToolFailure.unsent("approval_expired", "nobody answered the request for approval in time");
+  return ToolFailure.unsent("denied", `a person denied the call${answer.reason ? `: ${answer.reason}` : ""}`);
+}
+
+/**
+ * Where a call of the step stands if its turn ends now without it: the refusal it gets if it was
+ * never sent (it waited, or was denied), undefined if it may have been sent.
+ */
+export function unsentRefusal(step: StepState | undefined, callId: string): ToolFailure | undefined {
+  if (!step?.requested.has(callId)) return undefined;
+  const answer = step.answers.get(callId);
+  return answer?.decision === "approve" ? undefined : refusalOf(answer);
 }

@@ -14,7 +14,7 @@ import type { TraceContext } from "../telemetry/trace-context.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
 import { ToolFailure } from "../tools/outcome.js";
 import { recordApproval } from "./approval-record.js";
-import { ApprovalWatch } from "./approvals.js";
+import { ApprovalWatch, lastStep, unsentRefusal } from "./approvals.js";
 import { unansweredCalls } from "./conversation.js";
 import { Conversations } from "./conversations.js";
 import { LEASE_LOST, SHUTDOWN, type TurnLease, type TurnLeases } from "./leases.js";
@@ -127,16 +127,16 @@ export class TurnSupervisor {
       if (full) return full;
     }
     let queue: QueuedMessage[] = [];
-    if (onBusy === "interrupt" && session.status === "running") {
-      const stopped = await this.stop(session, SUPERSEDED);
-      if (stopped instanceof SessionError) return stopped;
-      // the messages queued before this one still get their turns, after it
-      queue = foldQueue([], await this.#readAll(session.id));
-    }
     for (let attempt = 0; attempt < MESSAGE_ATTEMPTS; attempt++) {
       const started = await this.#start(session, content, trace, queue);
-      if (started !== "busy") return started;
-      if (onBusy !== "enqueue") return busy();
+      if (started !== "busy" || onBusy === "reject") return started === "busy" ? busy() : started;
+      if (onBusy === "interrupt") {
+        const stopped = await this.stop({ ...session, status: "running" }, SUPERSEDED);
+        if (stopped instanceof SessionError) return stopped;
+        // the messages queued before this one still get their turns, after it
+        queue = foldQueue([], await this.#readAll(session.id));
+        continue;
+      }
       const queued = await this.#enqueue(session.id, content);
       if (queued !== "idle") return queued;
     }
@@ -340,7 +340,9 @@ export class TurnSupervisor {
           return;
         }
       }
-      const ended = await this.#endStrandedTurn(session, lease, OWNER_GONE, stopping !== undefined);
+      // a stop for a close, or for a message that takes the turn's place, starts no queued turn
+      const chainsQueue = stopping === undefined || stopping === "interrupted";
+      const ended = await this.#endStrandedTurn(session, lease, OWNER_GONE, !chainsQueue);
       next = ended.next;
       this.deps.logger.warn(
         { session_id: sessionId, unanswered: ended.unanswered },
@@ -410,10 +412,16 @@ export class TurnSupervisor {
     stopping = false,
   ): Promise<{ unanswered: number; next: TurnStart | undefined }> {
     const events = await this.#readAll(session.id);
-    const failure = new ToolFailure("brain_restarted", why.call).toResult();
+    const maybeSent = new ToolFailure("brain_restarted", why.call);
+    const step = lastStep(events);
     const results: NewEvent[] = unansweredCalls(events).map((call) => ({
       type: "tool.result",
-      data: { call_id: call.call_id, name: call.name, ...failure, duration_ms: 0 },
+      data: {
+        call_id: call.call_id,
+        name: call.name,
+        ...(unsentRefusal(step, call.call_id) ?? maybeSent).toResult(),
+        duration_ms: 0,
+      },
     }));
     const tally: TurnTally = {
       base: events.at(-1)?.seq ?? 0,

@@ -23,8 +23,7 @@ import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { childTraceparent, type TraceContext } from "../telemetry/trace-context.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
-import { ToolFailure } from "../tools/outcome.js";
-import type { ApprovalAnswer, ApprovalWatch } from "./approvals.js";
+import { type ApprovalAnswer, type ApprovalWatch, refusalOf } from "./approvals.js";
 import { LEASE_LOST, SHUTDOWN } from "./leases.js";
 
 export interface TurnDeps {
@@ -328,14 +327,7 @@ async function refused(
   call: ToolCall,
   answer: ApprovalAnswer | undefined,
 ): Promise<ToolResultEventData> {
-  const failure = !answer
-    ? ToolFailure.unsent(
-        "cancelled",
-        "the session was interrupted or closed while the call waited for approval",
-      )
-    : answer.expired
-      ? ToolFailure.unsent("approval_expired", "nobody answered the request for approval in time")
-      : ToolFailure.unsent("denied", `a person denied the call${answer.reason ? `: ${answer.reason}` : ""}`);
+  const failure = refusalOf(answer);
   const data: ToolResultEventData = {
     call_id: call.call_id,
     name: call.name,

@@ -35,7 +35,8 @@ const startWithTools = () =>
     ],
   });
 
-describe("a Brain killed with SIGKILL", () => {
+// processes started, killed and started again, on a machine that may be busy with other tests
+describe("a Brain killed with SIGKILL", { timeout: 60_000 }, () => {
   it("while a call waits for approval: after restart it still waits, and once approved it is sent once", async () => {
     const brain = await startWithTools();
     try {
