@@ -497,6 +497,8 @@ describe("routes", () => {
         "GET /sessions/{id}/events",
         "POST /sessions/{id}/interrupt",
         "DELETE /sessions/{id}",
+        "GET /console",
+        "GET /console/{file}",
       ].sort(),
     );
     // every described route answers something other than "no route"
