@@ -211,15 +211,24 @@ export class BrainClient {
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
         if (timeout.aborted) throw new BrainTimeoutError(what, this.#timeoutMs);
-        const unreachable = error instanceof TypeError;
-        const retryable = unreachable || (error instanceof BrainApiError && error.status === 503);
-        if (!retryable || attempt >= attempts) {
-          throw unreachable ? new BrainUnreachableError(what, error) : error;
-        }
+        const failure = error instanceof TypeError ? new BrainUnreachableError(what, error) : error;
+        if (!retryable(failure) || attempt >= attempts) throw failure;
       }
       if (!(await sleep(250 * 2 ** attempt, options.signal))) throw options.signal?.reason;
     }
   }
+}
+
+/**
+ * Whether a GET that met `error` may be tried again soon with some hope: a dropped connection or a
+ * store that is away for a moment (503). Not a refused connection: nothing listens there, and a
+ * caller waiting for a Brain that is starting waits on its own terms.
+ */
+function retryable(error: unknown): boolean {
+  if (error instanceof BrainApiError) return error.status === 503;
+  return (
+    error instanceof BrainUnreachableError && (error.cause as { code?: unknown })?.code !== "ECONNREFUSED"
+  );
 }
 
 const sessionPath = (id: string, rest = "") => `/sessions/${encodeURIComponent(id)}${rest}`;

@@ -26,10 +26,16 @@ export class BrainTimeoutError extends Error {
   }
 }
 
-/** Brain could not be reached (refused, reset, no network): what `fetch` throws as a TypeError. */
+/**
+ * Brain could not be reached (refused, reset, no network), which `fetch` reports as a TypeError.
+ * `cause` is what Node says went wrong, with its `code` (ECONNREFUSED …) where it has one; a
+ * browser says nothing more, and `cause` is its TypeError.
+ */
 export class BrainUnreachableError extends Error {
-  constructor(what: string, cause: unknown) {
-    super(`Brain could not be reached for ${what}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  constructor(what: string, error: unknown) {
+    const cause = error instanceof TypeError && error.cause instanceof Error ? error.cause : error;
+    const reason = (cause as { code?: unknown }).code ?? (cause as Error).message;
+    super(`Brain could not be reached for ${what}: ${String(reason)}`, { cause });
     this.name = "BrainUnreachableError";
   }
 }
