@@ -1,74 +1,26 @@
-import type { ServerResponse } from "node:http";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startBrain, type TestBrain } from "../helpers/brain.js";
+import type { TestBrain } from "../helpers/brain.js";
+import { type GatedBrain, startGatedBrain } from "../helpers/gated-tool.js";
 import { needs } from "../helpers/host-needs.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
-import { startToolService, type ToolService } from "../helpers/tool-service.js";
 import { artifactPath, launchChromium } from "./browser.js";
 
 // The web console in a real Chromium against a real Brain, reached through a TCP proxy that the
 // test cuts to drop the page's connection in the middle of a turn.
 
-const TOOL_TOKEN = "console-tool-token-8c1d";
 const HOSTILE = `<img src=x id=injected onerror="document.title='owned'">`;
 
-let tools: ToolService;
+let gated: GatedBrain;
 let brain: TestBrain;
 let proxy: TcpProxy;
 let browser: Browser;
 let origin: string;
-/** Each call of the slow tool waits here until the test lets it finish. */
-const gates: (() => void)[] = [];
-
-function progress(res: ServerResponse, data: unknown): void {
-  res.write(`event: progress\ndata: ${JSON.stringify(data)}\n\n`);
-}
 
 describe("the web console", needs("chromium"), () => {
   beforeAll(async () => {
-    tools = await startToolService({
-      "/tools/slow": async (call, res) => {
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        progress(res, { step: 1, of: 2 });
-        await new Promise<void>((resolve) => {
-          gates.push(resolve);
-          call.closed.then(resolve);
-        });
-        if (res.destroyed) return;
-        progress(res, { step: 2, of: 2 });
-        res.end(
-          `event: result\ndata: ${JSON.stringify({ content: [{ type: "text", text: "slow work done" }] })}\n\n`,
-        );
-      },
-    });
-    brain = await startBrain(
-      {
-        models: [
-          { name: "default", provider: "scripted" },
-          {
-            name: "slow-demo",
-            provider: "scripted",
-            script: [
-              { tool_calls: [{ name: "slow", arguments: { task: "{{message}}" } }] },
-              { text: "The tool said: {{result}}" },
-              { tool_calls: [{ name: "slow", arguments: { task: "again" } }] },
-            ],
-          },
-        ],
-        tools: [
-          {
-            name: "slow",
-            description: "Works a while, reporting progress.",
-            input_schema: { type: "object", properties: { task: { type: "string" } } },
-            url: tools.at("/tools/slow"),
-            token_env: "SLOW_TOKEN",
-            tenants: ["acme"],
-          },
-        ],
-      },
-      { env: { SLOW_TOKEN: TOOL_TOKEN } },
-    );
+    gated = await startGatedBrain();
+    brain = gated.brain;
     const port = Number(new URL(brain.url).port);
     proxy = await startTcpProxy("127.0.0.1", port);
     origin = `http://127.0.0.1:${proxy.port}`;
@@ -76,11 +28,9 @@ describe("the web console", needs("chromium"), () => {
   });
 
   afterAll(async () => {
-    for (const release of gates.splice(0)) release();
     await browser?.close();
     await proxy?.close();
-    await brain?.stop();
-    await tools?.close();
+    await gated?.stop();
   });
 
   /** A tab with the key pasted in, recording every URL it asks for and everything it logs as an error. */
@@ -156,7 +106,7 @@ describe("the web console", needs("chromium"), () => {
     // the connection drops mid-turn; the turn goes on and ends while the page is away
     proxy.cut();
     await page.waitForSelector("#connection[data-state=reconnecting]");
-    gates.shift()?.();
+    gated.release();
     await expect.poll(async () => (await client.events(sessionId)).at(-1)?.type).toBe("turn.completed");
     proxy.restore();
     await page.waitForSelector("#connection[data-state=connected]");
