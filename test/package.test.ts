@@ -176,4 +176,25 @@ new BrainClient("http://127.0.0.1:8080", "key").getSession(42);
     });
     expect(stdout).toContain("brain — an agent server");
   });
+
+  it("says what is missing when asked to serve without the server's dependencies", async () => {
+    writeFileSync(
+      join(project, "brain.json"),
+      JSON.stringify({
+        listen: "127.0.0.1:0",
+        store: { kind: "sqlite", path: "brain.db" },
+        tenants: [{ id: "local", api_key_env: "BRAIN_API_KEY" }],
+        models: [{ name: "default", provider: "scripted" }],
+      }),
+    );
+    const failed = await run("npx", ["--offline", "brain", "-config", "brain.json"], {
+      cwd: project,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, BRAIN_API_KEY: "k".repeat(32) },
+      timeout: 30_000,
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect("code" in failed && failed.code).toBe(1);
+    expect(failed.stderr).toMatch(
+      /^brain: Brain's server needs the package's optional dependencies, and [\w@/-]+ is not installed: install brain again without --omit=optional\n$/,
+    );
+  });
 });
