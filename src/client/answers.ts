@@ -1,7 +1,7 @@
-import type { Static } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { CatalogSchema } from "../../protocol/catalog.js";
 import { ErrorResponseSchema } from "../../protocol/errors.js";
-import { EventListSchema, SessionEventSchema } from "../../protocol/events.js";
+import { SessionEventSchema } from "../../protocol/events.js";
 import { PostMessageAnswerSchema, SessionListSchema, SessionSchema } from "../../protocol/session.js";
 import { compile, type Validator } from "../../protocol/validation.js";
 
@@ -11,7 +11,8 @@ export const ANSWER_SCHEMAS = {
   session: SessionSchema,
   sessionList: SessionListSchema,
   posted: PostMessageAnswerSchema,
-  events: EventListSchema,
+  /** A page of stored events: each is checked as an `event` (one validator for both keeps the console's bundle half the size). */
+  eventPage: Type.Object({ events: Type.Array(Type.Unknown()) }),
   event: SessionEventSchema,
   error: ErrorResponseSchema,
 };

@@ -100,8 +100,20 @@ export class BrainClient {
   ): Promise<StoredEvent[]> {
     const query = new URLSearchParams({ after: String(page.after ?? 0) });
     if (page.limit !== undefined) query.set("limit", String(page.limit));
-    const body = await this.#json("GET", `${sessionPath(id, "/events")}?${query}`, answers.events, options);
-    return body.events;
+    const what = `GET ${sessionPath(id, "/events")}`;
+    const body = await this.#json(
+      "GET",
+      `${sessionPath(id, "/events")}?${query}`,
+      answers.eventPage,
+      options,
+    );
+    return body.events.map((item, index) => {
+      const checked = check(answers.event, item, `events[${index}]`);
+      if (!checked.ok) throw new BrainProtocolError(what, checked.problems);
+      if (!("seq" in checked.value))
+        throw new BrainProtocolError(what, [`events[${index}]: is not a stored event`]);
+      return checked.value;
+    });
   }
 
   interrupt(id: string, options?: RequestOptions): Promise<Session> {
