@@ -3,11 +3,14 @@ import { BRAIN_BIN } from "./helpers/cli.js";
 import { type GatedBrain, startGatedBrain } from "./helpers/gated-tool.js";
 import { needs } from "./helpers/host-needs.js";
 import { startTerminal, type Terminal } from "./helpers/terminal.js";
+import { type FakeModelServer, startFakeModelServer } from "./providers/fake-model-server.js";
+import { openAIStall } from "./providers/fake-openai.js";
 
 // `brain chat` in a real pseudo-terminal (tmux), typed at as a person would, against a real Brain
 // whose scripted model calls a real tool service that reports progress and waits for the test.
 
 let gated: GatedBrain;
+let model: FakeModelServer;
 const terminals: Terminal[] = [];
 
 const chat = async (...args: string[]) => {
@@ -38,11 +41,15 @@ async function shows(terminal: Terminal, expected: RegExp | string): Promise<str
 
 describe("brain chat", needs("tmux"), () => {
   beforeAll(async () => {
-    gated = await startGatedBrain();
+    model = await startFakeModelServer();
+    gated = await startGatedBrain([
+      { name: "live", provider: "openai", model: "test-model", base_url: `${model.url}/v1` },
+    ]);
   });
   afterAll(async () => {
     for (const terminal of terminals) await terminal.close();
     await gated?.stop();
+    await model?.close();
   });
 
   it("runs turns live, interrupts with Ctrl-C, and resumes a session with its history", async () => {
@@ -86,6 +93,18 @@ describe("brain chat", needs("tmux"), () => {
     await shows(resumed, "session closed");
     await shows(resumed, `left session ${sessionId}`);
     expect((await gated.brain.client().getSession(sessionId)).status).toBe("closed");
+  });
+
+  it("writes the model's text as it streams, and Ctrl-C stops the model mid-sentence", async () => {
+    model.enqueue(openAIStall("Let me think about th"));
+    const terminal = await chat("--model", "live", "--key-env", "CHAT_KEY");
+    await shows(terminal, "model live · tools: none");
+    await terminal.type("think out loud");
+    await shows(terminal, "brain › Let me think about th");
+    await terminal.press("C-c");
+    await shows(terminal, /brain › Let me think about th\n[\s\S]*\(interrupted: /);
+    await terminal.press("C-d");
+    await shows(terminal, "left session");
   });
 
   it("refuses what it cannot do, saying why", async () => {

@@ -4,6 +4,8 @@ import type { TestBrain } from "../helpers/brain.js";
 import { type GatedBrain, startGatedBrain } from "../helpers/gated-tool.js";
 import { needs } from "../helpers/host-needs.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+import { type FakeModelServer, startFakeModelServer } from "../providers/fake-model-server.js";
+import { openAIStall } from "../providers/fake-openai.js";
 import { artifactPath, launchChromium } from "./browser.js";
 
 // The web console in a real Chromium against a real Brain, reached through a TCP proxy that the
@@ -12,6 +14,7 @@ import { artifactPath, launchChromium } from "./browser.js";
 const HOSTILE = `<img src=x id=injected onerror="document.title='owned'">`;
 
 let gated: GatedBrain;
+let model: FakeModelServer;
 let brain: TestBrain;
 let proxy: TcpProxy;
 let browser: Browser;
@@ -19,7 +22,10 @@ let origin: string;
 
 describe("the web console", needs("chromium"), () => {
   beforeAll(async () => {
-    gated = await startGatedBrain();
+    model = await startFakeModelServer();
+    gated = await startGatedBrain([
+      { name: "live", provider: "openai", model: "test-model", base_url: `${model.url}/v1` },
+    ]);
     brain = gated.brain;
     const port = Number(new URL(brain.url).port);
     proxy = await startTcpProxy("127.0.0.1", port);
@@ -31,6 +37,7 @@ describe("the web console", needs("chromium"), () => {
     await browser?.close();
     await proxy?.close();
     await gated?.stop();
+    await model?.close();
   });
 
   /** A tab with the key pasted in, recording every URL it asks for and everything it logs as an error. */
@@ -163,6 +170,27 @@ describe("the web console", needs("chromium"), () => {
     await expect(page.textContent("#session-status")).resolves.toBe("closed");
     await expect(page.isDisabled("#send")).resolves.toBe(true);
     await page.screenshot({ path: artifactPath("console-closed.png"), fullPage: true });
+    await page.close();
+  });
+
+  it("shows a model's text live as it writes, and keeps it, marked, when the turn is interrupted", async () => {
+    model.enqueue(openAIStall("Thinking about <b>it</b>"));
+    const { page } = await signedIn();
+    await page.fill("#model", "live");
+    await page.click("#create button[type=submit]");
+    await page.waitForSelector("#events [data-type='session.created']");
+    await page.fill("#input", "write slowly");
+    await page.click("#send");
+    const live = page.locator("#events .card.assistant.live");
+    await expect.poll(() => live.locator(".text").textContent()).toBe("Thinking about <b>it</b>");
+    await expect(live.locator("h3").textContent()).resolves.toBe("Assistant (writing…)");
+    await page.click("#interrupt");
+    await page.waitForSelector("#events [data-type='turn.interrupted']");
+    await expect(live.locator("h3").textContent()).resolves.toBe(
+      "Assistant (cut short: this text was not stored)",
+    );
+    await expect(live.locator(".text").textContent()).resolves.toBe("Thinking about <b>it</b>");
+    expect(await page.locator("#events b").count()).toBe(0);
     await page.close();
   });
 

@@ -19,9 +19,9 @@ function progress(res: ServerResponse, data: unknown): void {
 /**
  * A real Brain with the tool `slow` (a real tool service answering with an event stream) and the
  * scripted model `slow-demo`: its turns call `slow` with the message, say what it answered, then
- * call `slow` once more.
+ * call `slow` once more. `models` are added to the host config's.
  */
-export async function startGatedBrain(): Promise<GatedBrain> {
+export async function startGatedBrain(models: Record<string, unknown>[] = []): Promise<GatedBrain> {
   const gates: (() => void)[] = [];
   const tools: ToolService = await startToolService({
     "/tools/slow": async (call, res) => {
@@ -51,6 +51,7 @@ export async function startGatedBrain(): Promise<GatedBrain> {
             { tool_calls: [{ name: "slow", arguments: { task: "again" } }] },
           ],
         },
+        ...models,
       ],
       tools: [
         {

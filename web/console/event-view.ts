@@ -67,8 +67,10 @@ export class EventView {
         );
       }
       case "turn.interrupted":
+        this.#cutShort();
         return note(event, `turn interrupted: ${event.data.reason}`, "warn");
       case "turn.failed":
+        this.#cutShort();
         return note(event, `turn failed: ${event.data.error.code}: ${event.data.error.message}`, "error");
       case "session.closed":
         return note(event, "session closed");
@@ -91,6 +93,14 @@ export class EventView {
     const node = el("p", { className: "text", text });
     this.#live = { node, attempt };
     return card("assistant live", "Assistant (writing…)", node);
+  }
+
+  /** A turn that ended while the model wrote: its text stays, said to be unfinished (never stored). */
+  #cutShort(): void {
+    const live = this.#live?.node.closest<HTMLElement>(".card");
+    this.#live = undefined;
+    const title = live?.querySelector("h3");
+    if (title) title.textContent = "Assistant (cut short: this text was not stored)";
   }
 
   #assistant(event: Of<"message.assistant">): HTMLElement | undefined {
