@@ -498,6 +498,8 @@ describe("routes", () => {
         "POST /sessions/{id}/interrupt",
         "POST /sessions/{id}/calls/{call_id}/approval",
         "DELETE /sessions/{id}",
+        "GET /console",
+        "GET /console/{file}",
       ].sort(),
     );
     // every described route answers something other than "no route"

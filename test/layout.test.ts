@@ -80,18 +80,41 @@ describe("the layout", () => {
   });
 
   it("puts the kit's whole surface in kit/index.ts, loading no Brain server package", () => {
-    const loaded = new Set<string>();
-    const visit = (file: string) => {
-      if (loaded.has(file)) return;
-      loaded.add(file);
-      for (const [, specifier] of readFileSync(join(ROOT, file), "utf8").matchAll(SPECIFIER)) {
-        if (specifier?.startsWith("."))
-          visit(relative(ROOT, join(ROOT, dirname(file), specifier)).replace(/\.js$/, ".ts"));
-      }
-    };
-    visit("kit/index.ts");
-    const packages = new Set([...loaded].flatMap((file) => [...importsOf(file).packages]));
+    const packages = new Set([...loadedBy("kit/index.ts")].flatMap((file) => [...importsOf(file).packages]));
     for (const serverOnly of ["better-sqlite3", "pg", "@anthropic-ai/sdk", "openai"])
       expect(packages).not.toContain(serverOnly);
   });
+
+  it("keeps the client and the console to the protocol: they run in browsers, and load nothing of Brain's server", () => {
+    for (const entry of ["src/client/index.ts", "web/console/main.ts"]) {
+      const loaded = [...loadedBy(entry)];
+      expect(
+        loaded.filter((file) => !/^(src\/client|protocol|web\/console)\//.test(file)),
+        entry,
+      ).toEqual([]);
+      const packages = new Set(loaded.flatMap((file) => [...importsOf(file).packages]));
+      expect(
+        [...packages].filter((name) => !["@sinclair/typebox", "ajv", "ajv-formats"].includes(name)),
+      ).toEqual([]);
+      for (const file of loaded) {
+        const code = readFileSync(join(ROOT, file), "utf8").replace(/\/\/.*|\/\*[\s\S]*?\*\//g, "");
+        expect(code, file).not.toMatch(/\bBuffer\b|\bprocess\.|\brequire\(|\binnerHTML\b/);
+      }
+    }
+  });
 });
+
+/** Every file of ours that `entry` loads, itself included, by following relative imports. */
+function loadedBy(entry: string): Set<string> {
+  const loaded = new Set<string>();
+  const visit = (file: string) => {
+    if (loaded.has(file)) return;
+    loaded.add(file);
+    for (const [, specifier] of readFileSync(join(ROOT, file), "utf8").matchAll(SPECIFIER)) {
+      if (specifier?.startsWith("."))
+        visit(relative(ROOT, join(ROOT, dirname(file), specifier)).replace(/\.js$/, ".ts"));
+    }
+  };
+  visit(entry);
+  return loaded;
+}

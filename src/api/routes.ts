@@ -24,6 +24,7 @@ import type { Store } from "../store/store.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { parseTraceparent } from "../telemetry/trace-context.js";
 import type { TurnSupervisor } from "../turns/supervisor.js";
+import { consoleRoutes } from "./console.js";
 import { ApiError, apiErrorOf, sessionNotFound } from "./errors.js";
 import { streamEvents } from "./event-stream.js";
 import { readJsonBody, sendError, sendJson } from "./http.js";
@@ -399,6 +400,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
         sendJson(res, 200, sessionView(session));
       },
     },
+    ...consoleRoutes(),
   ];
   const openApi = buildOpenApi(routes);
   return routes;

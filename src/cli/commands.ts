@@ -10,6 +10,11 @@ export interface Command {
 }
 
 export const COMMANDS: Record<string, Command> = {
+  chat: {
+    usage: "brain chat [--session ID] [--tools a,b]",
+    summary: "talk to a new or resumed session from a terminal, its turns shown live",
+    load: () => import("./chat-command.js"),
+  },
   schema: {
     usage: "brain schema",
     summary: "print the host config's JSON Schema",

@@ -87,12 +87,26 @@ async function main(argv: string[]): Promise<number> {
   }
 
   // loaded only to serve: -check and the other commands start faster without the server's modules
-  const { startBrain } = await import("../brain.js");
+  const { startBrain } = await import("../brain.js").catch((error: unknown) => {
+    throw withoutServerDependencies(error) ?? error;
+  });
   const brain = await startBrain(config);
   await stopSignal();
   brain.logger.info("stopping");
   await brain.close();
   return 0;
+}
+
+/**
+ * The server's dependencies are the package's optional ones, which an install for the kit or the
+ * client alone leaves out (`npm install --omit=optional`): say so instead of Node's module error.
+ */
+function withoutServerDependencies(error: unknown): Error | undefined {
+  if ((error as { code?: unknown })?.code !== "ERR_MODULE_NOT_FOUND") return undefined;
+  const missing = /Cannot find package '([^']+)'/.exec((error as Error).message)?.[1] ?? "a dependency";
+  return new Error(
+    `Brain's server needs the package's optional dependencies, and ${missing} is not installed: install brain again without --omit=optional`,
+  );
 }
 
 function parseOptions(args: string[]) {

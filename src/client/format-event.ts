@@ -45,8 +45,12 @@ function describe(event: SessionEvent): string {
       return `${event.data.error.code}: ${event.data.error.message}`;
     case "turn.interrupted":
       return event.data.reason;
-    default:
+    case "turn.started":
+    case "session.closed":
       return "";
+    default:
+      // a type this client was built without (a newer Brain): its data as it came
+      return json((event as { data?: unknown }).data);
   }
 }
 

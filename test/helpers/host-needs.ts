@@ -117,6 +117,10 @@ const NEEDS = {
   promtool: () => program("promtool", "prometheus"),
   /** Brain on PostgreSQL, and many Brains on one. */
   postgres: postgresLacks,
+  /** A real browser for the web console and the client: Debian's chromium, driven by playwright-core. */
+  chromium: () => program("chromium", "chromium"),
+  /** A pseudo-terminal for `brain chat`: tmux runs it as a person's terminal would. */
+  tmux: () => program("tmux", "tmux"),
   /** The example load balancer in front of many Brains on PostgreSQL. */
   loadBalancer: () => [
     ...postgresLacks(),
