@@ -53,7 +53,11 @@ function blockText(root: HtmlElement): string {
 }
 
 /** The readable part of an HTML page (Readability), or its whole body when Readability finds no article. */
-function readHtml(html: string, url: string, format: Format): { title: string | undefined; content: string } {
+function readHtml(page: string, url: string, format: Format): { title: string | undefined; content: string } {
+  // linkedom makes a page without <html> into a tree of its own shape, with an empty body
+  const html = /<html[\s>]/i.test(page)
+    ? page
+    : `<!doctype html><html><head></head><body>${page}</body></html>`;
   const { document } = parseHTML(html);
   // Readability makes links absolute against the document's base
   if (!document.querySelector("base[href]") && document.head) {
@@ -68,7 +72,10 @@ function readHtml(html: string, url: string, format: Format): { title: string | 
   } catch {
     // too large for Readability, or a page it cannot take: the body as it is follows
   }
-  const html_ = article?.content ?? parseHTML(html).document.body?.innerHTML ?? "";
+  // Readability finds no article in a short page, or one of links only: then the whole body, parsed
+  // again since Readability has taken the first tree apart
+  const found = article?.textContent?.trim() ? article.content : undefined;
+  const html_ = found ?? parseHTML(html).document.body?.innerHTML ?? "";
   const title = article?.title?.trim() || pageTitle;
   if (format === "markdown") return { title, content: turndown.turndown(html_).trim() };
   const { document: fragment } = parseHTML(`<!doctype html><html><body>${html_}</body></html>`);
