@@ -53,6 +53,9 @@ export function ipLiteral(host: string): string | undefined {
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
+/** An entry written as address/bits. */
+const looksLikeCidr = (entry: string) => /^[0-9a-f.:]+\/\d+$/i.test(entry);
+
 /**
  * The config's host list: names (`example.com`), subdomain patterns (`*.example.com`, which
  * matches the subdomains, not the name itself), IP addresses and CIDR ranges (`10.0.0.0/8`).
@@ -67,7 +70,7 @@ export class HostList {
     for (const entry of entries) {
       const lower = entry.toLowerCase();
       if (lower.startsWith("*.")) this.suffixes.push(lower.slice(1));
-      else if (lower.includes("/")) this.ranges.push(ipaddr.parseCIDR(lower));
+      else if (looksLikeCidr(lower)) this.ranges.push(ipaddr.parseCIDR(lower));
       else if (ipaddr.isValid(lower.replace(/^\[|\]$/g, ""))) {
         const address = ipaddr.parse(lower.replace(/^\[|\]$/g, ""));
         this.ranges.push([address, address.kind() === "ipv4" ? 32 : 128]);
@@ -96,7 +99,7 @@ export class HostList {
 
 /** A config entry's problem, or undefined when it is a name, a `*.` pattern, an address or a CIDR range. */
 export function hostEntryProblem(entry: string): string | undefined {
-  if (entry.includes("/")) {
+  if (looksLikeCidr(entry)) {
     try {
       ipaddr.parseCIDR(entry);
       return undefined;
