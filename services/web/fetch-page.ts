@@ -151,20 +151,19 @@ export class PageFetcher {
     }
   }
 
-  /** robots.txt through the same Agent (so it is address-checked too); undefined when unreachable. */
+  /**
+   * robots.txt through the same Agent, so it is address-checked too. A failure to connect is
+   * thrown, not read as "no robots.txt": the page itself is then reported as unreachable, refused
+   * or unknown, which says more than a robots refusal would.
+   */
   private async readRobots(url: URL, signal: AbortSignal) {
-    try {
-      const response = await fetch(url, {
-        headers: { "user-agent": this.limits.userAgent },
-        signal,
-        dispatcher: this.agent,
-      });
-      const bytes = await readBounded(response, ROBOTS_MAX_BYTES);
-      return { status: response.status, text: bytes ? new TextDecoder().decode(bytes) : "" };
-    } catch (error) {
-      if (signal.aborted) throw error; // a cancelled read says nothing about the site
-      return undefined;
-    }
+    const response = await fetch(url, {
+      headers: { "user-agent": this.limits.userAgent },
+      signal,
+      dispatcher: this.agent,
+    });
+    const bytes = await readBounded(response, ROBOTS_MAX_BYTES);
+    return { status: response.status, text: bytes ? new TextDecoder().decode(bytes) : "" };
   }
 }
 

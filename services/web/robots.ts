@@ -6,14 +6,17 @@ interface Robots {
 // a CommonJS function whose types declare it an ES default export
 const robotsParser = robotsParserModule as unknown as (url: string, text: string) => Robots;
 
-/** What a robots.txt fetch came back with: a status and the text, or nothing (unreachable). */
-export type RobotsAnswer = { status: number; text: string } | undefined;
+/** What a robots.txt fetch came back with: a status and the text. */
+export type RobotsAnswer = { status: number; text: string };
 
 type Verdict = { kind: "rules"; rules: Robots } | { kind: "allow" } | { kind: "disallow" };
 
-/** As RFC 9309 says: 2xx has rules, 4xx means none, 5xx or no answer means the whole site is off limits. */
+/**
+ * As RFC 9309 says: 2xx has rules, 4xx means none, 5xx means the whole site is off limits (as does
+ * no answer at all, which the reader throws, so nothing is fetched from the site either).
+ */
 function verdictOf(robotsUrl: string, answer: RobotsAnswer): Verdict {
-  if (answer === undefined || answer.status >= 500) return { kind: "disallow" };
+  if (answer.status >= 500) return { kind: "disallow" };
   if (answer.status >= 400) return { kind: "allow" };
   return { kind: "rules", rules: robotsParser(robotsUrl, answer.text) };
 }
