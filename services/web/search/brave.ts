@@ -2,13 +2,12 @@ import { Type } from "@sinclair/typebox";
 import type { Dispatcher } from "undici";
 import { compile } from "../../../protocol/validation.js";
 import type { Secret } from "../../../runtime/secret.js";
-import { type Outcome, ok } from "../errors.js";
+import type { Outcome } from "../errors.js";
 import {
   askProvider,
+  hitsOf,
   jsonOrUndefined,
-  parseAnswer,
-  rateLimited,
-  refused,
+  refusalOf,
   retryAfterSeconds,
   type SearchHit,
   type SearchProvider,
@@ -94,43 +93,28 @@ export function braveProvider(
       if (!answer.ok) return answer;
       const { status, headers, body } = answer.value;
       if (status === 200) {
-        const parsed = parseAnswer(NAME, validateAnswer, body);
-        if (!parsed.ok) return parsed;
-        return ok(
-          (parsed.value.web?.results ?? []).slice(0, request.count).map((result) => ({
+        return hitsOf(
+          NAME,
+          validateAnswer,
+          body,
+          (answer) => answer.web?.results ?? [],
+          (result) => ({
             title: result.title,
             url: result.url,
             snippet: result.description ?? "",
             ...(result.page_age !== undefined && { published: result.page_age }),
-          })),
+          }),
+          request.count,
         );
       }
       const { code, detail } = braveError(body);
-      const said = [code, detail].filter(Boolean).join(": ");
-      if (code.startsWith("SUBSCRIPTION_TOKEN") || status === 401 || status === 403) {
-        return refused(
-          "provider_auth",
-          NAME,
-          status,
-          said,
-          "the service's Brave API key is not accepted: the operator must fix it",
-        );
-      }
-      if (code === "QUOTA_LIMITED") {
-        return refused(
-          "provider_quota",
-          NAME,
-          status,
-          said,
-          "the plan's quota is used up until it resets or the plan is raised",
-        );
-      }
-      if (status === 429)
-        return rateLimited(NAME, retryAfterSeconds(headers) ?? braveResetSeconds(headers), said);
-      if (status >= 400 && status < 500) {
-        return refused("provider_rejected", NAME, status, said, "change the query or its options");
-      }
-      return refused("provider_failed", NAME, status, said, "try again later");
+      return refusalOf(NAME, status, {
+        said: [code, detail].filter(Boolean).join(": "),
+        // a refused key is a 422 SUBSCRIPTION_TOKEN_INVALID, not a 401
+        auth: code.startsWith("SUBSCRIPTION_TOKEN") || status === 401 || status === 403,
+        quota: code === "QUOTA_LIMITED",
+        retryAfter: retryAfterSeconds(headers) ?? braveResetSeconds(headers),
+      });
     },
   };
 }

@@ -95,29 +95,59 @@ export function retryAfterSeconds(headers: Headers, now = Date.now()): number | 
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
-/** The rate-limited refusal, saying when to retry when the provider said. */
-export function rateLimited<T>(name: string, retryAfter: number | undefined, detail?: string): Outcome<T> {
-  const when = retryAfter === undefined ? "retry later" : `retry after ${retryAfter} s`;
-  return fail(
-    "provider_rate_limited",
-    `${name} rate limited the search${detail ? ` (${detail})` : ""}: ${when}`,
-    retryAfter === undefined ? undefined : { retry_after_seconds: retryAfter },
-  );
+/** What a provider's error answer says, read by the provider from its own error body and headers. */
+export interface ProviderRefusal {
+  /** Its code and words, such as "RATE_LIMITED: Request rate limit exceeded for plan.". */
+  said: string;
+  /** It refused the key. */
+  auth: boolean;
+  /** The plan's quota is used up (as opposed to a rate limit that passes in seconds). */
+  quota: boolean;
+  retryAfter: number | undefined;
+  /** What to do about a 4xx that is none of the above, when the provider's case is known. */
+  rejectedAdvice?: string;
 }
 
-/** A refusal naming the provider's status and what it said. */
-export function refused<T>(
-  code: WebErrorCode,
+/** A provider's error answer as the refusal the model reads. */
+export function refusalOf<T>(name: string, status: number, refusal: ProviderRefusal): Outcome<T> {
+  const { said } = refusal;
+  const refused = (code: WebErrorCode, advice: string) =>
+    fail<T>(code, `${name} answered ${status}${said ? `: ${said}` : ""}; ${advice}`, { status });
+  if (refusal.auth)
+    return refused("provider_auth", `the service's ${name} key is not accepted: the operator must fix it`);
+  if (refusal.quota)
+    return refused("provider_quota", "the plan's quota is used up until it resets or the plan is raised");
+  if (status === 429) {
+    const when = refusal.retryAfter === undefined ? "retry later" : `retry after ${refusal.retryAfter} s`;
+    return fail(
+      "provider_rate_limited",
+      `${name} rate limited the search${said ? ` (${said})` : ""}: ${when}`,
+      refusal.retryAfter === undefined ? undefined : { retry_after_seconds: refusal.retryAfter },
+    );
+  }
+  if (status >= 400 && status < 500)
+    return refused("provider_rejected", refusal.rejectedAdvice ?? "change the query or its options");
+  return refused("provider_failed", "try again later");
+}
+
+/**
+ * The hits of a 200 answer: its body checked against the provider's response schema, each item
+ * `pick`ed out as a hit, at most `count`.
+ */
+export function hitsOf<A, I>(
   name: string,
-  status: number,
-  detail: string,
-  advice: string,
-): Outcome<T> {
-  return fail(code, `${name} answered ${status}${detail ? `: ${detail}` : ""}; ${advice}`, { status });
+  validate: Validator<A>,
+  body: string,
+  items: (answer: A) => I[],
+  hit: (item: I) => SearchHit,
+  count: number,
+): Outcome<SearchHit[]> {
+  const parsed = parseAnswer(name, validate, body);
+  return parsed.ok ? ok(items(parsed.value).slice(0, count).map(hit)) : parsed;
 }
 
 /** A JSON body checked against a provider's response schema, or provider_failed naming the first problem. */
-export function parseAnswer<T>(name: string, validate: Validator<T>, body: string): Outcome<T> {
+function parseAnswer<T>(name: string, validate: Validator<T>, body: string): Outcome<T> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

@@ -1,12 +1,11 @@
 import { Type } from "@sinclair/typebox";
 import type { Dispatcher } from "undici";
 import { compile } from "../../../protocol/validation.js";
-import { type Outcome, ok } from "../errors.js";
+import type { Outcome } from "../errors.js";
 import {
   askProvider,
-  parseAnswer,
-  rateLimited,
-  refused,
+  hitsOf,
+  refusalOf,
   retryAfterSeconds,
   type SearchHit,
   type SearchProvider,
@@ -53,32 +52,31 @@ export function searxngProvider(
       if (!answer.ok) return answer;
       const { status, headers, body } = answer.value;
       if (status === 200) {
-        const parsed = parseAnswer(NAME, validateAnswer, body);
-        if (!parsed.ok) return parsed;
-        return ok(
-          parsed.value.results.slice(0, request.count).map((result) => ({
+        return hitsOf(
+          NAME,
+          validateAnswer,
+          body,
+          (answer) => answer.results,
+          (result) => ({
             title: result.title,
             url: result.url,
             snippet: result.content ?? "",
             ...(typeof result.publishedDate === "string" && { published: result.publishedDate }),
-          })),
+          }),
+          request.count,
         );
       }
       // SearXNG answers errors with Flask's HTML pages, so the status is all there is to read
-      if (status === 403) {
-        return refused(
-          "provider_rejected",
-          NAME,
-          status,
-          "Forbidden",
-          "the instance does not serve JSON: the operator must add json to search.formats in its settings.yml",
-        );
-      }
-      if (status === 429)
-        return rateLimited(NAME, retryAfterSeconds(headers), "its limiter blocked this client");
-      if (status >= 400 && status < 500)
-        return refused("provider_rejected", NAME, status, "", "change the query");
-      return refused("provider_failed", NAME, status, "", "try again later");
+      return refusalOf(NAME, status, {
+        said: status === 403 ? "Forbidden" : status === 429 ? "its limiter blocked this client" : "",
+        auth: false,
+        quota: false,
+        retryAfter: retryAfterSeconds(headers),
+        ...(status === 403 && {
+          rejectedAdvice:
+            "the instance does not serve JSON: the operator must add json to search.formats in its settings.yml",
+        }),
+      });
     },
   };
 }

@@ -2,13 +2,12 @@ import { Type } from "@sinclair/typebox";
 import type { Dispatcher } from "undici";
 import { compile } from "../../../protocol/validation.js";
 import type { Secret } from "../../../runtime/secret.js";
-import { type Outcome, ok } from "../errors.js";
+import type { Outcome } from "../errors.js";
 import {
   askProvider,
+  hitsOf,
   jsonOrUndefined,
-  parseAnswer,
-  rateLimited,
-  refused,
+  refusalOf,
   retryAfterSeconds,
   type SearchHit,
   type SearchProvider,
@@ -72,42 +71,27 @@ export function tavilyProvider(
       if (!answer.ok) return answer;
       const { status, headers, body } = answer.value;
       if (status === 200) {
-        const parsed = parseAnswer(NAME, validateAnswer, body);
-        if (!parsed.ok) return parsed;
-        return ok(
-          parsed.value.results.slice(0, request.count).map((result) => ({
+        return hitsOf(
+          NAME,
+          validateAnswer,
+          body,
+          (answer) => answer.results,
+          (result) => ({
             title: result.title,
             url: result.url,
             snippet: result.content ?? "",
             ...(typeof result.published_date === "string" && { published: result.published_date }),
-          })),
+          }),
+          request.count,
         );
       }
-      const said = tavilyError(body);
-      if (status === 401 || status === 403) {
-        return refused(
-          "provider_auth",
-          NAME,
-          status,
-          said,
-          "the service's Tavily API key is not accepted: the operator must fix it",
-        );
-      }
-      // 432: the plan's limit; 433: the pay-as-you-go limit
-      if (status === 432 || status === 433) {
-        return refused(
-          "provider_quota",
-          NAME,
-          status,
-          said,
-          "the plan's usage limit is reached until it resets or is raised",
-        );
-      }
-      if (status === 429) return rateLimited(NAME, retryAfterSeconds(headers), said);
-      if (status >= 400 && status < 500) {
-        return refused("provider_rejected", NAME, status, said, "change the query or its options");
-      }
-      return refused("provider_failed", NAME, status, said, "try again later");
+      return refusalOf(NAME, status, {
+        said: tavilyError(body),
+        auth: status === 401 || status === 403,
+        // 432: the plan's limit; 433: the pay-as-you-go limit
+        quota: status === 432 || status === 433,
+        retryAfter: retryAfterSeconds(headers),
+      });
     },
   };
 }
