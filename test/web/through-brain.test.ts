@@ -9,7 +9,7 @@ import { hostConfigFor } from "../../src/cli/tools-config-command.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { ROOT } from "../helpers/cli.js";
 import { type StartedProcess, startProcess, toolServiceUrlFromLog } from "../helpers/processes.js";
-import { ofType, runTurn } from "../helpers/turns.js";
+import { ofType, runTurn, waitForEvents } from "../helpers/turns.js";
 import { type FakeProvider, PAGES, startFakeBrave } from "./fake-search-apis.js";
 import { type PageServer, startPageServer } from "./page-server.js";
 
@@ -122,4 +122,24 @@ it("a refused fetch reaches the model as an error result with its code", async (
     is_error: true,
     structured_content: { error: { code: "address_refused" } },
   });
+});
+
+it("interrupting the turn closes the service's connection to the site it was reading", async () => {
+  const client = brain.client("acme");
+  const session = await client.createSession({
+    tools: ["web_fetch"],
+    script: [
+      { tool_calls: [{ name: "web_fetch", arguments: { url: `${pages.origin}/hang` } }] },
+      { text: "done" },
+    ],
+  });
+  const before = pages.abandoned.length;
+  await client.sendMessage(session.id, "read the page that never ends");
+  await expect.poll(() => pages.requests.includes("/hang")).toBe(true);
+  await client.interrupt(session.id);
+  const events = await waitForEvents(client, session.id, (all) =>
+    all.some((event) => event.type === "turn.interrupted"),
+  );
+  expect(ofType(events, "tool.result")[0]?.data).toMatchObject({ name: "web_fetch", is_error: true });
+  await expect.poll(() => pages.abandoned.slice(before)).toContain("/hang");
 });
