@@ -48,7 +48,13 @@ export async function startWebService(
   ];
   if (config.search) {
     const provider = providerFor(config.search, providers);
-    tools.unshift(searchTool(provider, new ResultCache<Cached<SearchStructured>>(ttlMs, maxEntries)));
+    tools.unshift(
+      searchTool(
+        provider,
+        config.search.timeoutMs,
+        new ResultCache<Cached<SearchStructured>>(ttlMs, maxEntries),
+      ),
+    );
   }
   const service = await serve({
     tools,

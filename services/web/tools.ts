@@ -10,6 +10,8 @@ import { FRESHNESS, type SearchProvider } from "./search/provider.js";
 const strict = { additionalProperties: false } as const;
 /** While a fetch shows nothing else, how often it says it is still waiting. */
 const WAITING_EVERY_MS = 1000;
+/** Beyond a tool's own time limit: reading what came (a PDF, a large page) and the way back to Brain. */
+const CALL_MARGIN_SECONDS = 30;
 
 const Hit = Type.Object(
   {
@@ -86,9 +88,14 @@ async function throughCache<S extends { cached: boolean }>(
   return { content: [{ type: "text", text: produced.text }], structured_content: produced.structured };
 }
 
-export function searchTool(provider: SearchProvider, cache: ResultCache<Cached<SearchStructured>>): Tool {
+export function searchTool(
+  provider: SearchProvider,
+  timeoutMs: number,
+  cache: ResultCache<Cached<SearchStructured>>,
+): Tool {
   return defineTool({
     name: "web_search",
+    timeoutSeconds: Math.ceil(timeoutMs / 1000) + CALL_MARGIN_SECONDS,
     description: `Search the web (${provider.name}). Returns each result's title, URL, a snippet and, where known, when it was published. Read a result in full with web_fetch.`,
     input: Type.Object(
       {
@@ -153,11 +160,12 @@ export function searchTool(provider: SearchProvider, cache: ResultCache<Cached<S
 
 export function fetchTool(
   fetcher: PageFetcher,
-  limits: { maxBytes: number; maxChars: number },
+  limits: { maxBytes: number; maxChars: number; timeoutMs: number },
   cache: ResultCache<Cached<FetchStructured>>,
 ): Tool {
   return defineTool({
     name: "web_fetch",
+    timeoutSeconds: Math.ceil(limits.timeoutMs / 1000) + CALL_MARGIN_SECONDS,
     description: `Fetch a web page (http or https) and return its readable content as markdown or text, with its title and final URL after redirects. Reads HTML, text, JSON and PDF, up to ${limits.maxBytes} bytes and ${limits.maxChars} characters.`,
     input: Type.Object(
       {

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PageServer, startPageServer } from "./page-server.js";
 import { errorCode, startWeb, type TestWeb } from "./web-service.js";
@@ -189,6 +191,24 @@ describe("robots.txt", () => {
       expect(errorCode(everyone)).toBe("robots_disallowed");
     } finally {
       await other.close();
+    }
+  });
+
+  it("takes a robots.txt answering 5xx to close the whole site, as RFC 9309 says", async () => {
+    const asked: string[] = [];
+    const down = createServer((req, res) => {
+      asked.push(req.url ?? "");
+      res.writeHead(req.url === "/robots.txt" ? 503 : 200, { "content-type": "text/plain" }).end("ok");
+    });
+    await new Promise<void>((resolve) => down.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = down.address() as AddressInfo;
+      const answer = await polite.call("web_fetch", { url: `http://127.0.0.1:${port}/page.txt` });
+      expect(errorCode(answer)).toBe("robots_disallowed");
+      expect(asked).toEqual(["/robots.txt"]);
+    } finally {
+      down.closeAllConnections();
+      await new Promise((resolve) => down.close(resolve));
     }
   });
 });

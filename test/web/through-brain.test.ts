@@ -20,6 +20,7 @@ let pages: PageServer;
 let brave: FakeProvider;
 let web: StartedProcess & { ready: string };
 let brain: TestBrain;
+let bindings: Record<string, unknown>[];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "web-brain-"));
@@ -52,6 +53,7 @@ beforeAll(async () => {
     listen: "127.0.0.1:0",
     store: "brain.db",
   });
+  bindings = (tools ?? []) as Record<string, unknown>[];
   brain = await startBrain({ tools }, { env: { WEB_TOOLS_KEY: token } });
 });
 afterAll(async () => {
@@ -60,6 +62,13 @@ afterAll(async () => {
   await brave?.close();
   await pages?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+it("brain tools config binds both tools, each waited for past its own time limit", () => {
+  expect(bindings.map(({ name, timeout_seconds }) => ({ name, timeout_seconds }))).toEqual([
+    { name: "web_search", timeout_seconds: 45 },
+    { name: "web_fetch", timeout_seconds: 60 },
+  ]);
 });
 
 it("a session searches the web and reads a page through the real service, and no key shows anywhere", async () => {
