@@ -114,6 +114,12 @@ export class PageFetcher {
             `more than ${this.limits.maxRedirects} redirects; the last went to ${location.slice(0, 300)}`,
           );
         }
+        if (!URL.canParse(location, url.href)) {
+          return fail(
+            "invalid_url",
+            `${url.href} redirected to "${location.slice(0, 300)}", which is not a URL`,
+          );
+        }
         next = new URL(location, url).href;
         progress({ stage: "redirected", url: next });
         continue;

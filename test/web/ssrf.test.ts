@@ -89,6 +89,7 @@ describe("redirects are checked at every hop", () => {
     ["the metadata address", () => "http://169.254.169.254/latest/meta-data/", "address_refused"],
     ["a private address", () => "http://10.1.2.3/admin", "address_refused"],
     ["a file URL", () => "file:///etc/passwd", "invalid_url"],
+    ["something that is not a URL", () => "http://[::1", "invalid_url"],
     ["a URL with credentials", () => "http://admin:secret@example.com/", "credentials_refused"],
   ])("a redirect to %s is refused", async (_what, target, code) => {
     const before = pages.requests.length;
