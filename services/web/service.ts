@@ -5,12 +5,14 @@ import { HostList } from "./address-policy.js";
 import { ResultCache } from "./cache.js";
 import type { SearchConfig, WebConfig } from "./config.js";
 import { PageFetcher } from "./fetch-page.js";
+import { type FetchStructured, fetchTool } from "./fetch-tool.js";
 import { guardedAgent } from "./guarded-agent.js";
+import type { Cached } from "./results.js";
 import { braveProvider } from "./search/brave.js";
 import type { SearchProvider } from "./search/provider.js";
 import { searxngProvider } from "./search/searxng.js";
 import { tavilyProvider } from "./search/tavily.js";
-import { type Cached, type FetchStructured, fetchTool, type SearchStructured, searchTool } from "./tools.js";
+import { type SearchStructured, searchTool } from "./search-tool.js";
 
 export interface RunningWebService {
   /** `http://host:port`; the tools answer at `{url}/tools/{name}`. */
