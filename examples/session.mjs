@@ -35,11 +35,16 @@ if (!(waitSeconds >= 0)) {
 }
 const message = process.argv.slice(2).join(" ") || "hello from examples/session.mjs";
 
-/** Arguments the scripted model uses for the local tools; {{message}} is the user's message. */
+/**
+ * Arguments the scripted model uses for the local tools and the web service's; {{message}} is the
+ * user's message (for web_fetch, the URL to read).
+ */
 const SAMPLE_ARGUMENTS = {
   echo: { text: "{{message}}" },
   wait: { seconds: 3 },
   ask_approval: { question: "May the agent go ahead with: {{message}}?" },
+  web_search: { query: "{{message}}" },
+  web_fetch: { url: "{{message}}" },
 };
 
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
