@@ -1,6 +1,7 @@
 import { type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { CONTEXT_STRATEGIES } from "./context.js";
 import { ErrorInfoSchema, ToolResultSchema } from "./result.js";
-import { APPROVAL_DECISIONS, CONTEXT_STRATEGIES, SessionConfigSchema } from "./session.js";
+import { APPROVAL_DECISIONS, SessionConfigSchema } from "./session.js";
 import type { TurnFailureCode } from "./turn-failures.js";
 import { StringEnum } from "./validation.js";
 
@@ -152,7 +153,10 @@ export function turnFailed(
   usage?: Usage,
   context?: EventData<"turn.failed">["context"],
 ): NewEvent {
-  return { type: "turn.failed", data: { error: { code, message }, ...(usage && { usage }), ...(context && { context }) } };
+  return {
+    type: "turn.failed",
+    data: { error: { code, message }, ...(usage && { usage }), ...(context && { context }) },
+  };
 }
 
 export type ToolCall = Static<typeof ToolCallSchema>;

@@ -70,10 +70,6 @@ export const CreateSessionBodySchema = Type.Object(
   { config: Type.Optional(SessionConfigInputSchema) },
   strict,
 );
-/** How a model entry keeps a long conversation inside its window: a summary, or the oldest turns left out. */
-export const CONTEXT_STRATEGIES = ["compact", "truncate"] as const;
-export type ContextStrategy = (typeof CONTEXT_STRATEGIES)[number];
-
 /** What a message does while a turn runs: refused (409), queued for its own turn, or the turn interrupted. */
 export const ON_BUSY = ["reject", "enqueue", "interrupt"] as const;
 

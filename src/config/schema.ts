@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { CONTEXT_STRATEGIES } from "../../protocol/context.js";
 import { ScriptSchema } from "../../protocol/script.js";
-import { CONTEXT_STRATEGIES } from "../../protocol/session.js";
 import { TOOL_NAME_PATTERN } from "../../protocol/tool-names.js";
 import { defaultsOf, StringEnum, TaggedUnion } from "../../protocol/validation.js";
 
@@ -56,7 +56,8 @@ const contextFields = {
     Type.Integer({
       minimum: 1,
       maximum: 10_000_000,
-      description: "The longest answer the model can give, in tokens; known for the providers' current models.",
+      description:
+        "The longest answer the model can give, in tokens; known for the providers' current models.",
     }),
   ),
   context: Type.Optional(ContextSchema),

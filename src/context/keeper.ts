@@ -1,6 +1,12 @@
-import type { NewEvent, StoredEvent } from "../../protocol/events.js";
+import type { ContextCompactedData, NewEvent, StoredEvent } from "../../protocol/events.js";
 import type { SessionConfig } from "../../protocol/session.js";
-import { ModelError, type ModelProvider, type ModelReply, type ToolSpec, type Usage } from "../models/provider.js";
+import {
+  ModelError,
+  type ModelProvider,
+  type ModelReply,
+  type ToolSpec,
+  type Usage,
+} from "../models/provider.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { COMPACTION_PROMPT, chooseCut, compactionMessages, truncationNote } from "./compaction.js";
 import type { ContextHistory } from "./history.js";
@@ -12,6 +18,8 @@ export interface ContextKeeperDeps {
   window: ContextWindow | undefined;
   /** The model entry's name, for metrics. */
   model: string;
+  /** The session's model: a replaying one makes the compactions of its recording. */
+  provider: ModelProvider;
   /** The model that writes summaries: `context.compaction_model`, else the session's. */
   summariser: ModelProvider;
   session: { id: string; config: SessionConfig };
@@ -51,7 +59,13 @@ export class ContextKeeper {
 
   /** Compact when the conversation passes the limit (or always, `force`d); whether it did. */
   async #compact(history: ContextHistory, overhead: number, force: boolean): Promise<boolean> {
-    const { window } = this.deps;
+    const { window, provider, session } = this.deps;
+    const recorded = provider.recordedCompaction?.(session, history.steps());
+    if (recorded) {
+      const { usage = { input_tokens: 0, output_tokens: 0 }, ...made } = recorded;
+      await this.#store(history, overhead, { ...made, usage });
+      return true;
+    }
     if (!window) return false;
     const before = history.tokens(overhead);
     if (!force && fits(window, before)) return false;
@@ -79,22 +93,29 @@ export class ContextKeeper {
       summary = reply.text;
       usage = reply.usage;
     }
-    const data = {
+    await this.#store(history, overhead, {
       strategy: window.strategy,
       summary,
       through_seq: throughSeq,
       usage,
-      tokens_before: before,
-      tokens_after: 0,
-    };
+    });
+    return true;
+  }
+
+  /** Apply a compaction to the turn's history and store it, with the counts before and after. */
+  async #store(
+    history: ContextHistory,
+    overhead: number,
+    made: Omit<ContextCompactedData, "tokens_before" | "tokens_after">,
+  ): Promise<void> {
+    const data: ContextCompactedData = { ...made, tokens_before: history.tokens(overhead), tokens_after: 0 };
     history.compact(data);
     data.tokens_after = history.tokens(overhead);
     await this.deps.append([{ type: "context.compacted", data }]);
     const { metrics, model } = this.deps;
-    metrics.compactions.inc({ model, strategy: window.strategy });
-    metrics.compactionTokens.inc({ model, kind: "input" }, usage.input_tokens);
-    metrics.compactionTokens.inc({ model, kind: "output" }, usage.output_tokens);
-    return true;
+    metrics.compactions.inc({ model, strategy: data.strategy });
+    metrics.compactionTokens.inc({ model, kind: "input" }, data.usage.input_tokens);
+    metrics.compactionTokens.inc({ model, kind: "output" }, data.usage.output_tokens);
   }
 
   #exceeded(history: ContextHistory, overhead: number, error: ModelError): ModelError {

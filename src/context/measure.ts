@@ -12,6 +12,7 @@ export async function contextMeasure(
   return {
     counter: await tokenCounter(model?.provider ?? "scripted"),
     // a result of a tool no longer bound is cut as any binding's would be by default
-    forModel: (result) => resultForModel(result, tools.get(result.name)?.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES),
+    forModel: (result) =>
+      resultForModel(result, tools.get(result.name)?.maxModelBytes ?? DEFAULT_MAX_MODEL_BYTES),
   };
 }

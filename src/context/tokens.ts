@@ -79,9 +79,17 @@ export function messageTokens(counter: TokenCounter, message: ConversationMessag
 }
 
 /** The tokens of what every request of a session carries besides its messages: the system prompt and the tools. */
-export function requestTokens(counter: TokenCounter, system: string | undefined, tools: readonly ToolSpec[]): number {
+export function requestTokens(
+  counter: TokenCounter,
+  system: string | undefined,
+  tools: readonly ToolSpec[],
+): number {
   let tokens = PER_MESSAGE + counter.text(system ?? "");
   for (const tool of tools)
-    tokens += PER_CALL + counter.text(tool.name) + counter.text(tool.description) + counter.text(JSON.stringify(tool.input_schema));
+    tokens +=
+      PER_CALL +
+      counter.text(tool.name) +
+      counter.text(tool.description) +
+      counter.text(JSON.stringify(tool.input_schema));
   return tokens;
 }

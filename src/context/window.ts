@@ -1,4 +1,4 @@
-import type { ContextStrategy } from "../../protocol/session.js";
+import type { ContextStrategy } from "../../protocol/context.js";
 import { DEFAULT_CONTEXT_THRESHOLD, type ModelEntry } from "../config/schema.js";
 import { DEFAULT_MAX_TOKENS } from "../models/anthropic-request.js";
 import { knownWindow } from "./model-windows.js";
@@ -24,7 +24,9 @@ const DEFAULT_RESERVE = 8192;
  * entry without `context_window` has none (its conversations are never compacted); a provider's
  * model that neither knows is a problem for `-check`.
  */
-export function contextWindowOf(entry: ModelEntry): { window: ContextWindow | undefined } | { problem: string } {
+export function contextWindowOf(
+  entry: ModelEntry,
+): { window: ContextWindow | undefined } | { problem: string } {
   const known = entry.provider === "scripted" ? undefined : knownWindow(entry.provider, entry.model);
   const contextWindow = entry.context_window ?? known?.contextWindow;
   if (contextWindow === undefined) {

@@ -1,4 +1,5 @@
 import type { ToolResultEventData } from "../../protocol/events.js";
+import type { ScriptedCompaction } from "../../protocol/script.js";
 import type { SessionConfig } from "../../protocol/session.js";
 import type { ModelFailureCode } from "../../protocol/turn-failures.js";
 import type { ModelConfig } from "../config/load.js";
@@ -61,6 +62,11 @@ export interface ModelReply {
 
 export interface ModelProvider {
   complete(request: ModelRequest): Promise<ModelReply>;
+  /**
+   * A compaction a recording made just before the model step `steps` (counted from 0): a replaying
+   * model makes it as recorded, wherever its own window would have. Only the scripted model has any.
+   */
+  recordedCompaction?(session: ModelRequest["session"], steps: number): ScriptedCompaction | undefined;
 }
 
 /** A model call that failed for good: ends the turn with `turn.failed` carrying this code and message. */

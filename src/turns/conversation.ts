@@ -4,7 +4,7 @@ import type {
   StoredEvent,
   ToolResultEventData,
 } from "../../protocol/events.js";
-import { type ContextMeasure, ContextHistory } from "../context/history.js";
+import { ContextHistory, type ContextMeasure } from "../context/history.js";
 
 /**
  * A session's stored events folded into the conversation a model sees, one event at a time, so a

@@ -22,7 +22,10 @@ export interface WaitingTurn {
  * person: such a turn is picked up where it stands rather than ended, so the answer still counts.
  * Pure.
  */
-export function waitingTurn(events: readonly StoredEvent[], measure: ContextMeasure): WaitingTurn | undefined {
+export function waitingTurn(
+  events: readonly StoredEvent[],
+  measure: ContextMeasure,
+): WaitingTurn | undefined {
   const step = lastStep(events);
   if (!step || waitingCalls(step).length === 0) return undefined;
   const fold = new ConversationFold(measure);

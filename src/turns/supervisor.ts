@@ -2,11 +2,11 @@ import { type EventData, type NewEvent, type StoredEvent, turnFailed } from "../
 import type { ApprovalBody, OnBusy, PostMessageAnswer, SessionStatus } from "../../protocol/session.js";
 import type { TurnFailureCode } from "../../protocol/turn-failures.js";
 import type { BrainConfig, ToolBinding } from "../config/load.js";
-import type { EventBus } from "../events/bus.js";
-import type { EventLog } from "../events/event-log.js";
 import type { ContextHistory } from "../context/history.js";
 import { ContextKeeper } from "../context/keeper.js";
 import { contextMeasure } from "../context/measure.js";
+import type { EventBus } from "../events/bus.js";
+import type { EventLog } from "../events/event-log.js";
 import type { ModelProvider } from "../models/provider.js";
 import { SessionError, sessionClosed, sessionNotFound } from "../sessions/errors.js";
 import type { SessionRecord } from "../sessions/session-record.js";
@@ -619,6 +619,7 @@ export class TurnSupervisor {
         context: new ContextKeeper({
           window: model?.window,
           model: session.config.model,
+          provider,
           summariser: (summariser && this.deps.providers.get(summariser)) || provider,
           session: { id: session.id, config: session.config },
           signal: lease.signal,
