@@ -34,6 +34,7 @@ describe("model entries in the host config", () => {
       name: `${provider}-${temperature}`,
       provider,
       model: "m",
+      context_window: 100_000,
       api_key_env: "ANTHROPIC_API_KEY",
       temperature,
     });
@@ -52,18 +53,32 @@ describe("model entries in the host config", () => {
       ],
     });
     const local = load([
-      { name: "local", provider: "openai", model: "qwen3", base_url: "http://127.0.0.1:11434/v1" },
+      {
+        name: "local",
+        provider: "openai",
+        model: "qwen3",
+        base_url: "http://127.0.0.1:11434/v1",
+        context_window: 32_768,
+      },
     ]);
     expect(local.ok && local.config.models.get("local")?.apiKey).toBeUndefined();
   });
 
   it("reports a bad base_url, an unset key variable, and out-of-range limits, each with its path", () => {
     const result = load([
-      { name: "a", provider: "openai", model: "m", base_url: "ftp://host", api_key_env: "MISSING_KEY" },
+      {
+        name: "a",
+        provider: "openai",
+        model: "m",
+        base_url: "ftp://host",
+        api_key_env: "MISSING_KEY",
+        context_window: 32_768,
+      },
       {
         name: "b",
         provider: "anthropic",
         model: "m",
+        context_window: 100_000,
         api_key_env: "ANTHROPIC_API_KEY",
         max_retry_wait_seconds: 0,
       },
@@ -73,7 +88,14 @@ describe("model entries in the host config", () => {
       expect.arrayContaining([expect.stringMatching(/^models\[1\]\.max_retry_wait_seconds: /)]),
     );
     const badUrl = load([
-      { name: "a", provider: "openai", model: "m", base_url: "ftp://host", api_key_env: "MISSING_KEY" },
+      {
+        name: "a",
+        provider: "openai",
+        model: "m",
+        base_url: "ftp://host",
+        api_key_env: "MISSING_KEY",
+        context_window: 32_768,
+      },
     ]);
     expect(!badUrl.ok && badUrl.problems).toEqual([
       "models[0].api_key_env: environment variable MISSING_KEY is not set",
