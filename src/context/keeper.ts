@@ -70,8 +70,9 @@ export class ContextKeeper {
     const before = history.tokens(overhead);
     if (!force && fits(window, before)) return false;
     const room = window.limit - window.reserve - overhead;
-    // the newest turns kept take up to half the room, so the next compaction is turns away
-    const cut = chooseCut(history.entries(), Math.floor(room / 2));
+    // the newest turns kept take up to half the room, so the next compaction is turns away; after
+    // the provider refused, Brain's count was wrong: keep only the turn under way
+    const cut = chooseCut(history.entries(), force ? 0 : Math.floor(room / 2));
     if (cut === undefined) return false;
     const entries = history.entries();
     const summarised = entries.slice(0, cut);
