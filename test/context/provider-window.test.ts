@@ -5,7 +5,12 @@ import { sendJson, startToolService, type ToolService, textResult } from "../hel
 import { ofType, runTurn } from "../helpers/turns.js";
 import { PROVIDER_KEY } from "../providers/conformance.js";
 import { anthropicReply } from "../providers/fake-anthropic.js";
-import { type FakeModelServer, type Reply, startFakeModelServer } from "../providers/fake-model-server.js";
+import {
+  type FakeModelServer,
+  type Reply,
+  startFakeModelServer,
+  writeSseAndHold,
+} from "../providers/fake-model-server.js";
 import { type OpenAIRequestBody, openAIReply } from "../providers/fake-openai.js";
 import {
   anthropicTokens,
@@ -234,3 +239,53 @@ describe("a session on a fake Anthropic that enforces its window", () => {
     expect((await client.getSession(session.id)).status).toBe("idle");
   });
 });
+
+describe("a restart in the middle of a compaction", () => {
+  it("leaves the old context or the compacted one, never half, and the next turn compacts again", async () => {
+    const seen = { tokens: [] as number[] };
+    answer = openAIWindowed(WINDOW, openAIAgent, seen);
+    const session = await client.createSession({ tools: ["echo"] });
+    const compactions = async () =>
+      ofType(await client.events(session.id, { limit: 10_000 }), "context.compacted");
+    let turn = 0;
+    while ((await compactions()).length === 0) await runTurn(client, session.id, `question ${++turn}`);
+    // the next compaction's request is held until Brain goes away
+    let held: () => void = () => undefined;
+    const compacting = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    answer = (res, request) => {
+      if (!isCompaction(request)) return openAIWindowed(WINDOW, openAIAgent, seen)(res, request);
+      held();
+      return writeSseAndHold(res, "", request);
+    };
+    const before = (await client.events(session.id, { limit: 10_000 })).at(-1)?.seq ?? 0;
+    for (;;) {
+      await client.sendMessage(session.id, `question ${++turn}`);
+      const ended = await Promise.race([
+        compacting.then(() => "compacting" as const),
+        waitForTurnEnd(client, session.id).then(() => "ended" as const),
+      ]);
+      if (ended === "compacting") break;
+    }
+    await brain.restart();
+    client = brain.client();
+    const after = await client.events(session.id, { after: before, limit: 10_000 });
+    // what was stored is the old context: no compaction of the turn that was cut short
+    expect(ofType(after, "context.compacted")).toEqual([]);
+    expect(after.at(-1)?.type).toMatch(/^turn\.(interrupted|failed)$/);
+
+    answer = openAIWindowed(WINDOW, openAIAgent, seen);
+    const next = await runTurn(client, session.id, `question ${++turn}`);
+    expect(ofType(next, "context.compacted")).toHaveLength(1);
+    expect(ofType(next, "turn.completed")).toHaveLength(1);
+    expect(Math.max(...seen.tokens)).toBeLessThanOrEqual(WINDOW);
+  }, 120_000);
+});
+
+async function waitForTurnEnd(client: BrainClient, sessionId: string): Promise<void> {
+  for (;;) {
+    if ((await client.getSession(sessionId)).status === "idle") return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
