@@ -11,8 +11,10 @@ import type { TokenCounter } from "./tokens.js";
  * least the latest). Undefined when there is nothing to summarise. Pure.
  */
 export function chooseCut(entries: readonly HistoryEntry[], keep: number): number | undefined {
+  // what is summarised holds more than an earlier summary: the first cut is past the first turn after it
+  const first = entries[0]?.message.role === "summary" ? 2 : 1;
   let latest: number | undefined;
-  for (let i = entries.length - 1; i > 0; i--) {
+  for (let i = entries.length - 1; i >= first; i--) {
     if (isStoredUser(entries[i])) {
       latest = i;
       break;
@@ -22,14 +24,12 @@ export function chooseCut(entries: readonly HistoryEntry[], keep: number): numbe
   let cut = latest;
   let kept = 0;
   for (let i = entries.length - 1; i >= latest; i--) kept += (entries[i] as HistoryEntry).tokens;
-  for (let i = latest - 1; i > 0; i--) {
+  for (let i = latest - 1; i >= first; i--) {
     kept += (entries[i] as HistoryEntry).tokens;
     if (kept > keep) break;
     if (isStoredUser(entries[i])) cut = i;
   }
-  // a lone summary before the cut is nothing new to summarise
-  const onlySummary = cut === 1 && entries[0]?.message.role === "summary";
-  return onlySummary ? undefined : cut;
+  return cut;
 }
 
 function isStoredUser(entry: HistoryEntry | undefined): boolean {

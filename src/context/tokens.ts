@@ -3,20 +3,24 @@ import { resultParts } from "../models/result-parts.js";
 
 /** Counts the tokens of text for one provider family. */
 export interface TokenCounter {
-  /** "openai": OpenAI's own tokenizer (o200k_base); "estimate": UTF-8 bytes / 3, which errs high. */
+  /** "openai": OpenAI's own tokenizer (o200k_base); "estimate": from the characters, erring high. */
   family: "openai" | "estimate";
   text: (text: string) => number;
 }
 
 /**
- * Anthropic publishes no tokenizer for its current models: a third of the UTF-8 bytes counts more
- * tokens than Claude's tokenizer gives English, code and JSON (about 3.5 to 4 bytes a token), and
- * as many as it gives scripts of three-byte characters. Its error is measured in
- * src/context/tokens.test.ts.
+ * Anthropic publishes no tokenizer for its current models, so its count is estimated, erring
+ * high: 2.5 characters a token for ASCII (prose and code run 3.5 to 4, JSON with numbers nearer 3)
+ * and 1.5 tokens for any other character (CJK runs about 1.25, Cyrillic and Greek under 1). Its
+ * error against another tokenizer is measured in test/context/tokens.test.ts.
  */
 export const ESTIMATE: TokenCounter = {
   family: "estimate",
-  text: (text) => Math.ceil(Buffer.byteLength(text, "utf8") / 3),
+  text: (text) => {
+    let ascii = 0;
+    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 128) ascii++;
+    return Math.ceil(ascii / 2.5 + (text.length - ascii) * 1.5);
+  },
 };
 
 let openAI: Promise<TokenCounter> | undefined;
