@@ -185,7 +185,7 @@ describe("a session on a fake OpenAI that enforces its window", () => {
     await runTurn(client, session.id, "read the big one");
     const [stored] = ofType(await client.events(session.id), "tool.result");
     expect(stored?.data.content).toEqual([{ type: "text", text: "é".repeat(MIB / 2) }]);
-    const sent = (fake.requests.at(-1)?.body as OpenAIRequestBody).messages.at(-1);
+    const sent = (fake.requests.at(-1)?.body as OpenAIRequestBody | undefined)?.messages.at(-1);
     expect(sent?.role).toBe("tool");
     const content = sent?.role === "tool" ? sent.content : "";
     expect(content.startsWith("é".repeat(32_768))).toBe(true);
