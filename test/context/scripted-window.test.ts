@@ -37,6 +37,13 @@ beforeAll(async () => {
     models: [
       { name: "default", provider: "scripted", context_window: WINDOW, max_output_tokens: RESERVE },
       { name: "replay", provider: "scripted" },
+      {
+        name: "truncating",
+        provider: "scripted",
+        context_window: WINDOW,
+        max_output_tokens: RESERVE,
+        context: { strategy: "truncate" },
+      },
     ],
     tools: [{ ...echo, url: tools.at("/echo"), tenants: ["acme"] }],
   });
@@ -120,6 +127,30 @@ describe("a scripted session of hundreds of turns in a small window", () => {
     expect(out.stdout).toMatch(/no differences\n$/);
     expect(code).toBe(0);
   }, 120_000);
+});
+
+describe('context.strategy "truncate"', () => {
+  it("leaves the oldest whole turns out with a note, and no model call", async () => {
+    const session = await client.createSession({
+      model: "truncating",
+      tools: ["echo"],
+      script: script.slice(0, 80),
+    });
+    for (let turn = 1; turn <= 40; turn++) {
+      await client.sendMessage(session.id, `message ${turn}`);
+      await waitIdle(client, session.id);
+    }
+    const events = await client.events(session.id, { limit: 10_000 });
+    expect(events.filter((event) => event.type === "turn.completed")).toHaveLength(40);
+    const truncations = events.flatMap((event) => (event.type === "context.compacted" ? [event.data] : []));
+    expect(truncations.length).toBeGreaterThan(2);
+    for (const data of truncations) {
+      expect(data).toMatchObject({ strategy: "truncate", usage: { input_tokens: 0, output_tokens: 0 } });
+      expect(data.summary).toMatch(
+        /^\[\d+ earlier turns? (was|were) left out here to fit the model's context window; the session's events keep them all\.\]$/,
+      );
+    }
+  }, 60_000);
 });
 
 async function waitIdle(client: BrainClient, sessionId: string): Promise<void> {
