@@ -32,6 +32,8 @@ export class ContextHistory {
   #tokens = 0;
   /** The provider's count of the conversation through the message it last wrote, and `#tokens` then. */
   #reported: { tokens: number; estimated: number } | undefined;
+  /** The usage of a model call whose answer is pushed next, within a turn. */
+  #answered: Usage | undefined;
 
   constructor(readonly measure: ContextMeasure) {}
 
@@ -52,6 +54,15 @@ export class ContextHistory {
     const tokens = messageTokens(this.measure.counter, sent);
     this.#entries.push({ message: sent, seq, tokens });
     this.#tokens += tokens;
+    if (message.role === "assistant" && this.#answered) {
+      this.report(this.#answered);
+      this.#answered = undefined;
+    }
+  }
+
+  /** The usage of the call whose answer is the next assistant message pushed: reported once it is. */
+  answered(usage: Usage): void {
+    this.#answered = usage;
   }
 
   /** The provider's usage of the call that wrote the last message: its count of everything through it. */

@@ -43,6 +43,16 @@ export class ContextKeeper {
     call: (messages: ContextHistory) => Promise<ModelReply>,
   ): Promise<ModelReply> {
     const overhead = requestTokens(history.measure.counter, request.system, request.tools);
+    const reply = await this.#call(history, overhead, call);
+    history.answered(reply.usage);
+    return reply;
+  }
+
+  async #call(
+    history: ContextHistory,
+    overhead: number,
+    call: (messages: ContextHistory) => Promise<ModelReply>,
+  ): Promise<ModelReply> {
     await this.#compact(history, overhead, false);
     try {
       return await call(history);
