@@ -370,6 +370,9 @@ describe("defaults", () => {
       max_request_bytes: 1_048_576,
       max_progress_bytes: 65_536,
       request_timeout_seconds: 30,
+      approval_timeout_seconds: 3600,
+      max_queued_messages: 100,
+      max_tokens_per_turn: 0,
     });
     expect(config.tools.get("echo")).toMatchObject({
       timeoutMs: 300_000,
