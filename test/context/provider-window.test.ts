@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrainClient, StoredEvent } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { startBrainProcess } from "../helpers/brain-process.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { ofType, runTurn } from "../helpers/turns.js";
 import { PROVIDER_KEY } from "../providers/conformance.js";
@@ -280,6 +281,58 @@ describe("a restart in the middle of a compaction", () => {
     expect(ofType(next, "context.compacted")).toHaveLength(1);
     expect(ofType(next, "turn.completed")).toHaveLength(1);
     expect(Math.max(...seen.tokens)).toBeLessThanOrEqual(WINDOW);
+  }, 120_000);
+});
+
+describe("Brain killed (kill -9) in the middle of a compaction", () => {
+  it("comes back with the old context: the turn ends brain_restarted, and the next one compacts", async () => {
+    const seen = { tokens: [] as number[] };
+    answer = openAIWindowed(WINDOW, openAIAgent, seen);
+    const killed = await startBrainProcess(
+      { models: [openAIModel("default", { context_window: WINDOW })], tools: [binding("echo")] },
+      { PROVIDER_KEY },
+    );
+    try {
+      let own = killed.client();
+      const session = await own.createSession({ tools: ["echo"] });
+      const compactions = async () =>
+        ofType(await own.events(session.id, { limit: 10_000 }), "context.compacted");
+      let turn = 0;
+      while ((await compactions()).length === 0) await runTurn(own, session.id, `question ${++turn}`);
+      let held: () => void = () => undefined;
+      const compacting = new Promise<void>((resolve) => {
+        held = resolve;
+      });
+      answer = (res, request) => {
+        if (!isCompaction(request)) return openAIWindowed(WINDOW, openAIAgent, seen)(res, request);
+        held();
+        return writeSseAndHold(res, "", request);
+      };
+      const before = (await own.events(session.id, { limit: 10_000 })).at(-1)?.seq ?? 0;
+      for (;;) {
+        await own.sendMessage(session.id, `question ${++turn}`);
+        const ended = await Promise.race([
+          compacting.then(() => "compacting" as const),
+          waitForTurnEnd(own, session.id).then(() => "ended" as const),
+        ]);
+        if (ended === "compacting") break;
+      }
+      await killed.kill();
+      await killed.start();
+      own = killed.client();
+      const after = await own.events(session.id, { after: before, limit: 10_000 });
+      expect(ofType(after, "context.compacted")).toEqual([]);
+      const failed = ofType(after, "turn.failed") as Extract<StoredEvent, { type: "turn.failed" }>[];
+      expect(failed.map((event) => event.data.error.code)).toEqual(["brain_restarted"]);
+
+      answer = openAIWindowed(WINDOW, openAIAgent, seen);
+      const next = await runTurn(own, session.id, `question ${++turn}`);
+      expect(ofType(next, "context.compacted")).toHaveLength(1);
+      expect(ofType(next, "turn.completed")).toHaveLength(1);
+      expect(Math.max(...seen.tokens)).toBeLessThanOrEqual(WINDOW);
+    } finally {
+      await killed.stop();
+    }
   }, 120_000);
 });
 
