@@ -13,6 +13,7 @@ const BENCHMARKS = [
   "throughput",
   "fanout",
   "memory",
+  "turn-start",
   "postgres",
   "sandbox",
   "storage",

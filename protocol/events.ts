@@ -1,4 +1,5 @@
 import { type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { CONTEXT_STRATEGIES } from "./context.js";
 import { ErrorInfoSchema, ToolResultSchema } from "./result.js";
 import { APPROVAL_DECISIONS, SessionConfigSchema } from "./session.js";
 import type { TurnFailureCode } from "./turn-failures.js";
@@ -84,6 +85,24 @@ export const StoredEventSchema = Type.Union([
   ),
   stored("tool.result", ToolResultDataSchema),
   stored("turn.completed", Type.Object({ stop_reason: Type.String(), steps: Type.Integer(), usage: Usage })),
+  /**
+   * What the model is sent from now on in place of every event up to `through_seq`: a summary the
+   * model wrote ("compact"), or a note that those turns were left out ("truncate"). The log keeps
+   * every event; only what the model reads changes.
+   */
+  stored(
+    "context.compacted",
+    Type.Object({
+      strategy: StringEnum(CONTEXT_STRATEGIES),
+      summary: Type.String(),
+      through_seq: Type.Integer({ minimum: 0 }),
+      /** The tokens of the summarising model call (zero for "truncate"). */
+      usage: Usage,
+      /** The conversation's tokens before and after, as Brain counts them (provider usage, else an estimate). */
+      tokens_before: Type.Integer({ minimum: 0 }),
+      tokens_after: Type.Integer({ minimum: 0 }),
+    }),
+  ),
   stored("turn.interrupted", Type.Object({ reason: Type.String() })),
   stored(
     "turn.failed",
@@ -91,6 +110,10 @@ export const StoredEventSchema = Type.Union([
       error: ErrorInfoSchema,
       /** The tokens the turn used, where its failure is about them (`budget_exhausted`). */
       usage: Type.Optional(Usage),
+      /** For `context_exceeded`: the conversation's tokens and the model's window, where known. */
+      context: Type.Optional(
+        Type.Object({ tokens: Type.Optional(Type.Integer()), context_window: Type.Optional(Type.Integer()) }),
+      ),
     }),
   ),
   stored("session.closed", Type.Object({})),
@@ -124,11 +147,20 @@ export type NewEvent = { [T in StoredEventType]: { type: T; data: EventData<T> }
 export type NewLiveEvent = { [T in LiveEventType]: { type: T; data: EventData<T> } }[LiveEventType];
 
 /** A `turn.failed` to append: every producer names a code of the one enum. */
-export function turnFailed(code: TurnFailureCode, message: string, usage?: Usage): NewEvent {
-  return { type: "turn.failed", data: { error: { code, message }, ...(usage && { usage }) } };
+export function turnFailed(
+  code: TurnFailureCode,
+  message: string,
+  usage?: Usage,
+  context?: EventData<"turn.failed">["context"],
+): NewEvent {
+  return {
+    type: "turn.failed",
+    data: { error: { code, message }, ...(usage && { usage }), ...(context && { context }) },
+  };
 }
 
 export type ToolCall = Static<typeof ToolCallSchema>;
 export type ToolResultEventData = EventData<"tool.result">;
 export type MessageAssistantData = EventData<"message.assistant">;
+export type ContextCompactedData = EventData<"context.compacted">;
 export type Usage = Static<typeof Usage>;

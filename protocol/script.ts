@@ -1,4 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { CONTEXT_STRATEGIES } from "./context.js";
+import { StringEnum } from "./validation.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -43,6 +45,26 @@ export const ScriptedStepSchema = Type.Object(
         description: 'The stop reason to report; "tool_use" when the step calls tools, else "end_turn".',
       }),
     ),
+    compaction: Type.Optional(
+      Type.Object(
+        {
+          strategy: StringEnum(CONTEXT_STRATEGIES),
+          summary: Type.String(),
+          through_seq: Type.Integer({ minimum: 0 }),
+          usage: Type.Optional(
+            Type.Object(
+              { input_tokens: Type.Integer({ minimum: 0 }), output_tokens: Type.Integer({ minimum: 0 }) },
+              strict,
+            ),
+          ),
+        },
+        {
+          ...strict,
+          description:
+            "A recorded compaction, made just before this step's model call exactly as recorded: a replay sends the model what the recorded session did.",
+        },
+      ),
+    ),
   },
   { ...strict, description: "One model call of the scripted model." },
 );
@@ -50,3 +72,4 @@ export const ScriptedStepSchema = Type.Object(
 export const ScriptSchema = Type.Array(ScriptedStepSchema, { maxItems: 10_000 });
 
 export type ScriptedStep = Static<typeof ScriptedStepSchema>;
+export type ScriptedCompaction = NonNullable<ScriptedStep["compaction"]>;

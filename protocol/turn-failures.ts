@@ -13,6 +13,8 @@ export const MODEL_FAILURE_CODES = [
   "provider_rejected",
   "provider_bad_response",
   "provider_error",
+  /** The conversation passed the model's context window, and compacting it once did not help. */
+  "context_exceeded",
   "model_error",
   "script_exhausted",
 ] as const;
@@ -38,5 +40,5 @@ export const TURN_FAILURE_CODES = [
 ] as const;
 
 export type ModelFailureCode = (typeof MODEL_FAILURE_CODES)[number];
-export type ProviderFailureCode = Extract<ModelFailureCode, `provider_${string}`>;
+export type ProviderFailureCode = Extract<ModelFailureCode, `provider_${string}` | "context_exceeded">;
 export type TurnFailureCode = (typeof TURN_FAILURE_CODES)[number];

@@ -47,7 +47,13 @@ beforeAll(async () => {
       models: [
         { name: "default", provider: "scripted" },
         // never called: it is here so that a session config can name a model that is not scripted
-        { name: "local", provider: "openai", model: "qwen3:8b", base_url: "http://127.0.0.1:9/v1" },
+        {
+          name: "local",
+          provider: "openai",
+          model: "qwen3:8b",
+          base_url: "http://127.0.0.1:9/v1",
+          context_window: 32_768,
+        },
       ],
       limits: { max_request_bytes: 4096 },
     },

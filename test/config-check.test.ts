@@ -213,7 +213,15 @@ describe("brain -check", () => {
 
   it("refuses a key or token no header can carry, naming the variable, in -check and at start", () => {
     const model = baseConfig() as Record<string, unknown>;
-    model.models = [{ name: "default", provider: "openai", model: "m", api_key_env: "OPENAI_API_KEY" }];
+    model.models = [
+      {
+        name: "default",
+        provider: "openai",
+        model: "m",
+        api_key_env: "OPENAI_API_KEY",
+        context_window: 32_768,
+      },
+    ];
     const env = { BRAIN_API_KEY: "key-one\n", BRAIN_TOOLS_KEY: "tool token", OPENAI_API_KEY: "\u0001sk" };
     const expected = [
       "tenants[0].api_key_env: environment variable BRAIN_API_KEY holds a newline at its end;",
@@ -369,6 +377,7 @@ describe("defaults", () => {
     expect(config.tools.get("echo")).toMatchObject({
       timeoutMs: 300_000,
       maxOutputBytes: 1_048_576,
+      maxModelBytes: 65_536,
       inspectSession: false,
       approval: false,
     });

@@ -43,6 +43,10 @@ function describe(event: SessionEvent): string {
     }
     case "turn.failed":
       return `${event.data.error.code}: ${event.data.error.message}`;
+    case "context.compacted": {
+      const { strategy, through_seq, tokens_before, tokens_after } = event.data;
+      return `${strategy} through seq ${through_seq}, tokens ${tokens_before} → ${tokens_after}`;
+    }
     case "turn.interrupted":
       return event.data.reason;
     case "turn.started":

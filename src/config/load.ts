@@ -4,9 +4,11 @@ import { check, compile } from "../../protocol/validation.js";
 import { type Listen, listenOf, urlProblem } from "../../runtime/addresses.js";
 import { readJsonFile } from "../../runtime/config-file.js";
 import { envSecret, type Secret } from "../../runtime/secret.js";
+import { type ContextWindow, contextWindowOf } from "../context/window.js";
 import {
   DEFAULT_INSPECT_SESSION,
   DEFAULT_LIMITS,
+  DEFAULT_MAX_MODEL_BYTES,
   DEFAULT_MAX_OUTPUT_BYTES,
   DEFAULT_TOOL_TIMEOUT_SECONDS,
   type HostConfig,
@@ -18,8 +20,11 @@ import {
   type ToolBindingConfig,
 } from "./schema.js";
 
-/** A model entry with its API key read from `api_key_env`: the key reaches the provider and nothing else. */
-export type ModelConfig = ModelEntry & { apiKey: Secret | undefined };
+/**
+ * A model entry with its API key read from `api_key_env` (the key reaches the provider and nothing
+ * else) and its context window resolved (undefined: conversations are never compacted).
+ */
+export type ModelConfig = ModelEntry & { apiKey: Secret | undefined; window: ContextWindow | undefined };
 
 export interface Tenant {
   id: string;
@@ -38,6 +43,8 @@ export interface ToolBinding {
   tenants: ReadonlySet<string>;
   timeoutMs: number;
   maxOutputBytes: number;
+  /** What the model is sent of one result, at most. */
+  maxModelBytes: number;
   inspectSession: boolean;
   /** Every call waits for a person's approval before it is sent. */
   approval: boolean;
@@ -198,7 +205,14 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
         if (problem) problems.push(`models[${i}].base_url: ${problem}`);
       }
     }
-    models.set(model.name, { ...model, apiKey });
+    const resolved = contextWindowOf(model);
+    if ("problem" in resolved) problems.push(`models[${i}].${resolved.problem}`);
+    models.set(model.name, { ...model, apiKey, window: "window" in resolved ? resolved.window : undefined });
+  });
+  config.models.forEach((model, i) => {
+    const named = model?.context?.compaction_model;
+    if (named !== undefined && !models.has(named))
+      problems.push(`models[${i}].context.compaction_model: no model "${named}" in models`);
   });
 
   const tools = new Map<string, ToolBinding>();
@@ -236,6 +250,7 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
       tenants: new Set(tool.tenants),
       timeoutMs: Math.round((tool.timeout_seconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000),
       maxOutputBytes: tool.max_output_bytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      maxModelBytes: tool.max_model_bytes ?? DEFAULT_MAX_MODEL_BYTES,
       inspectSession: tool.inspect_session ?? DEFAULT_INSPECT_SESSION,
       approval: tool.approval === "always",
       validateArguments,

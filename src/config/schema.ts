@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { CONTEXT_STRATEGIES } from "../../protocol/context.js";
 import { ScriptSchema } from "../../protocol/script.js";
 import { TOOL_NAME_PATTERN } from "../../protocol/tool-names.js";
 import { defaultsOf, StringEnum, TaggedUnion } from "../../protocol/validation.js";
@@ -13,7 +14,57 @@ const ENV_NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$";
 const EnvName = Type.String({ pattern: ENV_NAME_PATTERN, description: "Name of an environment variable." });
 const Id = Type.String({ pattern: "^[a-zA-Z0-9_.-]{1,64}$" });
 
+const ContextSchema = Type.Object(
+  {
+    threshold: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1,
+        default: 0.8,
+        description:
+          "The share of context_window a model call may fill (with max_tokens for the answer); past it, the conversation is compacted first.",
+      }),
+    ),
+    strategy: Type.Optional(
+      StringEnum(CONTEXT_STRATEGIES, {
+        default: "compact",
+        description:
+          '"compact": the model summarises the oldest turns; "truncate": the oldest whole turns are left out, with no model call.',
+      }),
+    ),
+    compaction_model: Type.Optional(
+      Type.String({
+        pattern: "^[a-zA-Z0-9_.-]{1,64}$",
+        description: "The model entry that writes summaries; this one by default.",
+      }),
+    ),
+  },
+  strict,
+);
+
+/** What every model entry may say about its context window. */
+const contextFields = {
+  context_window: Type.Optional(
+    Type.Integer({
+      minimum: 256,
+      maximum: 100_000_000,
+      description:
+        "The model's context window in tokens; known for the providers' current models, required for others (and for base_url servers). The scripted model has none unless set.",
+    }),
+  ),
+  max_output_tokens: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 10_000_000,
+      description:
+        "The longest answer the model can give, in tokens; known for the providers' current models.",
+    }),
+  ),
+  context: Type.Optional(ContextSchema),
+};
+
 const providerModelFields = {
+  ...contextFields,
   name: Id,
   model: Type.String({ minLength: 1 }),
   api_key_env: Type.Optional(
@@ -77,7 +128,10 @@ export const ModelSchema = TaggedUnion("provider", [
     },
     strict,
   ),
-  Type.Object({ name: Id, provider: Type.Literal("scripted"), script: Type.Optional(ScriptSchema) }, strict),
+  Type.Object(
+    { name: Id, provider: Type.Literal("scripted"), script: Type.Optional(ScriptSchema), ...contextFields },
+    strict,
+  ),
 ]);
 
 export const ToolBindingSchema = Type.Object(
@@ -96,6 +150,15 @@ export const ToolBindingSchema = Type.Object(
     tenants: Type.Array(Id, { minItems: 1, uniqueItems: true }),
     timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400, default: 300 })),
     max_output_bytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_073_741_824, default: 1_048_576 })),
+    max_model_bytes: Type.Optional(
+      Type.Integer({
+        minimum: 256,
+        maximum: 1_073_741_824,
+        default: 65_536,
+        description:
+          "What the model is sent of one result, at most: the rest is left out with a note (the stored tool.result stays whole).",
+      }),
+    ),
     inspect_session: Type.Optional(Type.Boolean({ default: false })),
     approval: Type.Optional(
       StringEnum(["never", "always"], {
@@ -236,4 +299,7 @@ export const DEFAULT_LIMITS: Limits = defaultsOf(LimitsSchema);
 // a binding's optional fields take their defaults from the schema, where the published schema shows them
 export const DEFAULT_TOOL_TIMEOUT_SECONDS: number = ToolBindingSchema.properties.timeout_seconds.default;
 export const DEFAULT_MAX_OUTPUT_BYTES: number = ToolBindingSchema.properties.max_output_bytes.default;
+export const DEFAULT_MAX_MODEL_BYTES: number = ToolBindingSchema.properties.max_model_bytes.default;
+export type ContextConfig = Static<typeof ContextSchema>;
+export const DEFAULT_CONTEXT_THRESHOLD: number = ContextSchema.properties.threshold.default;
 export const DEFAULT_INSPECT_SESSION: boolean = ToolBindingSchema.properties.inspect_session.default;

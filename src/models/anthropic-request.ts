@@ -48,6 +48,10 @@ export function anthropicMessages(messages: readonly ConversationMessage[]): Mes
       case "user":
         out.push({ role: "user", content: message.content });
         break;
+      // the API joins it with the user message that follows, as one turn
+      case "summary":
+        out.push({ role: "user", content: message.text });
+        break;
       case "assistant": {
         const content: ContentBlockParam[] = [];
         if (message.text !== "") content.push({ type: "text", text: message.text });

@@ -59,6 +59,9 @@ export function openAIMessages(messages: readonly ConversationMessage[], images:
       case "user":
         out.push({ role: "user", content: message.content });
         break;
+      case "summary":
+        out.push({ role: "user", content: message.text });
+        break;
       case "assistant": {
         if (message.text === "" && message.tool_calls.length === 0) break; // says nothing to the model
         out.push({

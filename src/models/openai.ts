@@ -17,6 +17,7 @@ const ERRORS: SdkErrors<APIError> = {
   APIConnectionTimeoutError: OpenAI.APIConnectionTimeoutError,
   answer: (error) => ({
     type: error.type ?? undefined,
+    code: error.code ?? undefined,
     message: (error.error as { message?: unknown } | undefined)?.message?.toString() ?? error.message,
   }),
 };

@@ -35,6 +35,24 @@ describe("judgeAnswer", () => {
     );
   });
 
+  it("knows the context-length errors of both APIs, and of the servers that copy OpenAI's message", () => {
+    const judged = (code: string | undefined, message: string, status = 400) =>
+      judgeAnswer({ status, type: "invalid_request_error", code, message, headers: undefined }).code;
+    expect(judged("context_length_exceeded", "This model's maximum context length is 128000 tokens.")).toBe(
+      "context_exceeded",
+    );
+    expect(judged(undefined, "prompt is too long: 208310 tokens > 200000 maximum")).toBe("context_exceeded");
+    expect(
+      judged(undefined, "input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000"),
+    ).toBe("context_exceeded");
+    expect(
+      judged(undefined, "This model's maximum context length is 8192 tokens. However, you requested 9000"),
+    ).toBe("context_exceeded");
+    expect(judged(undefined, "messages: text content blocks must be non-empty")).toBe("provider_rejected");
+    // only a 400 says so: a 500 that mentions it is the server's own failure
+    expect(judged(undefined, "prompt is too long", 500)).toBe("provider_server_error");
+  });
+
   it("obeys x-should-retry either way, and keeps the retry-after", () => {
     expect(answer(400, undefined, { "x-should-retry": "true" }).retryable).toBe(true);
     expect(answer(500, undefined, { "x-should-retry": "false" }).retryable).toBe(false);

@@ -39,8 +39,24 @@ export interface ProviderAnswer {
   status: number | undefined;
   /** The body's error type (`overloaded_error`, `invalid_request_error`, …), when it has one. */
   type: string | undefined;
+  /** The body's error code, where the API gives one (OpenAI's `context_length_exceeded`). */
+  code?: string | undefined;
   message: string;
   headers: Headers | undefined;
+}
+
+/**
+ * How the APIs say a request passed the model's context window: OpenAI's code (and the message
+ * compatible servers copy without it), Anthropic's "prompt is too long: N tokens > M maximum" and
+ * "input length and `max_tokens` exceed context limit".
+ */
+const CONTEXT_MESSAGE = /prompt is too long|exceed context limit|maximum context length/i;
+
+function isContextExceeded(answer: ProviderAnswer): boolean {
+  return (
+    answer.status === 400 &&
+    (answer.code === "context_length_exceeded" || CONTEXT_MESSAGE.test(answer.message))
+  );
 }
 
 /** Error types both providers (and the servers that copy them) put in error bodies and stream events. */
@@ -70,7 +86,7 @@ function codeFor(status: number | undefined, type: string | undefined): Provider
 
 /** Judge a provider's error answer as the official SDKs would, honouring `x-should-retry`. */
 export function judgeAnswer(answer: ProviderAnswer, now = Date.now()): AttemptFailure {
-  const code = codeFor(answer.status, answer.type);
+  const code = isContextExceeded(answer) ? "context_exceeded" : codeFor(answer.status, answer.type);
   const said = [answer.status ?? "error event", answer.type && `(${answer.type})`].filter(Boolean).join(" ");
   const failure = attemptFailure(code, `the model provider answered ${said}: ${answer.message}`);
   const shouldRetry = answer.headers?.get("x-should-retry");

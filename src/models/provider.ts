@@ -1,4 +1,5 @@
 import type { ToolResultEventData } from "../../protocol/events.js";
+import type { ScriptedCompaction } from "../../protocol/script.js";
 import type { SessionConfig } from "../../protocol/session.js";
 import type { ModelFailureCode } from "../../protocol/turn-failures.js";
 import type { ModelConfig } from "../config/load.js";
@@ -17,9 +18,14 @@ export interface Usage {
   output_tokens: number;
 }
 
-/** The conversation as a provider sees it, folded from the session's stored events. */
+/**
+ * The conversation as a provider sees it, folded from the session's stored events. A `summary`
+ * stands in for the turns a compaction replaced (see src/context/): providers send it as a user
+ * message; `steps` counts the model steps it replaced, which the scripted model counts as played.
+ */
 export type ConversationMessage =
   | { role: "user"; content: string }
+  | { role: "summary"; text: string; steps: number }
   | { role: "assistant"; text: string; tool_calls: ToolCall[] }
   | { role: "tool"; results: ToolResultEventData[] };
 
@@ -36,6 +42,11 @@ export interface ModelRequest {
   tools: readonly ToolSpec[];
   signal: AbortSignal;
   /**
+   * Set when this call writes a summary of the conversation (a compaction) rather than a step:
+   * `steps` counts the session's model steps so far, which is where a scripted model stands.
+   */
+  compaction?: { steps: number };
+  /**
    * Live text as it arrives; never stored. `attempt` counts the tries of this model call from 1:
    * text of an attempt that failed and was retried is superseded by the next attempt's.
    */
@@ -51,6 +62,11 @@ export interface ModelReply {
 
 export interface ModelProvider {
   complete(request: ModelRequest): Promise<ModelReply>;
+  /**
+   * A compaction a recording made just before the model step `steps` (counted from 0): a replaying
+   * model makes it as recorded, wherever its own window would have. Only the scripted model has any.
+   */
+  recordedCompaction?(session: ModelRequest["session"], steps: number): ScriptedCompaction | undefined;
 }
 
 /** A model call that failed for good: ends the turn with `turn.failed` carrying this code and message. */
@@ -58,6 +74,8 @@ export class ModelError extends Error {
   constructor(
     readonly code: ModelFailureCode,
     message: string,
+    /** For `context_exceeded`: the conversation's tokens and the window, for `turn.failed`. */
+    readonly context?: { tokens?: number; context_window?: number },
   ) {
     super(message);
     this.name = "ModelError";

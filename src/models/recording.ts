@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { type MessageAssistantData, type StoredEvent, StoredEventSchema } from "../../protocol/events.js";
-import { type ScriptedStep, ScriptSchema } from "../../protocol/script.js";
+import { type ScriptedCompaction, type ScriptedStep, ScriptSchema } from "../../protocol/script.js";
 import { type SessionConfig, SessionConfigInputSchema } from "../../protocol/session.js";
 import { check, compile } from "../../protocol/validation.js";
 
@@ -38,11 +38,21 @@ export function recordSession(events: readonly RecordedEvent[]): Recording {
   const script: ScriptedStep[] = [];
   const messages: string[] = [];
   const notes: string[] = [];
+  // a compaction comes before the model call of the step it made room for
+  let compaction: ScriptedCompaction | undefined;
+  const push = (step: ScriptedStep) => {
+    script.push(compaction === undefined ? step : { ...step, compaction });
+    compaction = undefined;
+  };
   for (const event of events) {
+    if (event.type === "context.compacted") {
+      const { strategy, summary, through_seq, usage } = event.data;
+      compaction = { strategy, summary, through_seq, usage };
+    }
     if (event.type === "message.user") messages.push(event.data.content);
     if (event.type === "message.assistant") {
       const data = event.data;
-      script.push(stepOf(data));
+      push(stepOf(data));
       if (TEMPLATE.test(JSON.stringify([data.text, data.tool_calls]))) {
         notes.push(
           `step ${script.length} contains {{message}} or {{result}}: the scripted model fills them in when it replays`,
@@ -52,7 +62,7 @@ export function recordSession(events: readonly RecordedEvent[]): Recording {
     if (event.type === "turn.failed" || event.type === "turn.interrupted") {
       // The scripted model picks its step by the number of answers so far, and the model call
       // that failed (or never came) left none: without this step the next turn would play it.
-      script.push({ stop_reason: RECORDED_END_STOP_REASON });
+      push({ stop_reason: RECORDED_END_STOP_REASON });
       const how = event.type === "turn.failed" ? `failed (${event.data.error.code})` : "was interrupted";
       notes.push(
         `turn ${messages.length} ${how}: a replay ends it there with an empty answer (step ${script.length})`,

@@ -81,7 +81,8 @@ function isRecordedEnd([answer, end]: ComparableEvent[]): boolean {
   );
 }
 
-const RUN_FIELDS = new Set(["call_id", "provider_call_id", "duration_ms"]);
+// a compaction's counts are the replaying model's tokenizer's, which may not be the recorded one's
+const RUN_FIELDS = new Set(["call_id", "provider_call_id", "duration_ms", "tokens_before", "tokens_after"]);
 
 function withoutRunIds(data: Record<string, unknown>): unknown {
   const out: Record<string, unknown> = {};

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ScriptedStep } from "../../protocol/script.js";
+import type { ScriptedCompaction, ScriptedStep } from "../../protocol/script.js";
 import {
   type ConversationMessage,
   ModelError,
@@ -16,10 +16,18 @@ import {
 export class ScriptedModel implements ModelProvider {
   constructor(private readonly script: readonly ScriptedStep[] | undefined) {}
 
+  recordedCompaction(session: ModelRequest["session"], steps: number): ScriptedCompaction | undefined {
+    return (session.config.script ?? this.script)?.[steps]?.compaction;
+  }
+
   async complete(request: ModelRequest): Promise<ModelReply> {
     const script = request.session.config.script ?? this.script;
+    if (request.compaction) return summaryOf(request.messages);
     let index = 0;
-    for (const message of request.messages) if (message.role === "assistant") index++;
+    for (const message of request.messages) {
+      if (message.role === "assistant") index++;
+      else if (message.role === "summary") index += message.steps;
+    }
     const step: ScriptedStep | undefined = script ? script[index] : { text: "You said: {{message}}" };
     if (!step) {
       throw new ModelError(
@@ -46,6 +54,20 @@ export class ScriptedModel implements ModelProvider {
     };
   }
 }
+
+/** A compaction's summary, made up without a model: the start of the transcript it was given. */
+function summaryOf(messages: readonly ConversationMessage[]): ModelReply {
+  const first = messages[0];
+  const transcript = first?.role === "user" ? first.content : "";
+  return {
+    text: `The conversation so far began: ${transcript.slice(0, SUMMARY_CHARS)}`,
+    tool_calls: [],
+    stop_reason: "end_turn",
+    usage: { input_tokens: 0, output_tokens: 0 },
+  };
+}
+
+const SUMMARY_CHARS = 200;
 
 /**
  * The last user message and the text of the last tool result, found from the end, so a step late in

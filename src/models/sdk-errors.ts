@@ -24,7 +24,7 @@ export interface SdkErrors<E extends SdkApiError> {
   APIConnectionError: ErrorClass<Error>;
   APIConnectionTimeoutError: ErrorClass<Error>;
   /** The error body's type and message, where this SDK keeps them. */
-  answer: (error: E) => { type: string | undefined; message: string };
+  answer: (error: E) => { type: string | undefined; code?: string | undefined; message: string };
 }
 
 /** Judge what a model call attempt threw, with the key and key-like strings kept out of the message. */
@@ -46,8 +46,8 @@ function judge<E extends SdkApiError>(error: unknown, sdk: SdkErrors<E>): Attemp
     return attemptFailure("provider_unreachable", `cannot reach the model provider: ${causes(error)}`);
   }
   if (error instanceof sdk.APIError) {
-    const { type, message } = sdk.answer(error);
-    return judgeAnswer({ status: error.status, type, message, headers: error.headers });
+    const { type, code, message } = sdk.answer(error);
+    return judgeAnswer({ status: error.status, type, code, message, headers: error.headers });
   }
   // a connection cut while the stream is read surfaces from fetch as a bare TypeError ("terminated")
   if (error instanceof TypeError) {

@@ -46,6 +46,18 @@ export function createMetrics() {
       labelNames: ["tenant", "limit"] as const,
       registers: [registry],
     }),
+    compactions: new Counter({
+      name: "brain_context_compactions_total",
+      help: "Conversations compacted to fit a model's context window, by model entry and strategy.",
+      labelNames: ["model", "strategy"] as const,
+      registers: [registry],
+    }),
+    compactionTokens: new Counter({
+      name: "brain_context_compaction_tokens_total",
+      help: "Tokens the summarising model calls of compactions used, by model entry and kind (input, output).",
+      labelNames: ["model", "kind"] as const,
+      registers: [registry],
+    }),
     sseClients: new Gauge({
       name: "brain_sse_clients",
       help: "Connected event-stream clients.",

@@ -1,18 +1,28 @@
-import type { MessageAssistantData, StoredEvent, ToolResultEventData } from "../../protocol/events.js";
-import type { ConversationMessage } from "../models/provider.js";
+import type {
+  ContextCompactedData,
+  MessageAssistantData,
+  StoredEvent,
+  ToolResultEventData,
+} from "../../protocol/events.js";
+import { ContextHistory, type ContextMeasure } from "../context/history.js";
 
 /**
  * A session's stored events folded into the conversation a model sees, one event at a time, so a
  * session's next turn folds only what was stored since. Tool results are grouped under the
- * assistant message that asked for them, in the order it asked.
+ * assistant message that asked for them, in the order it asked; a `context.compacted` replaces
+ * the messages it summarised.
  */
 export class ConversationFold {
-  readonly #messages: ConversationMessage[] = [];
-  #pending: { order: string[]; results: Map<string, ToolResultEventData> } | undefined;
+  readonly #history: ContextHistory;
+  #pending: { seq: number; order: string[]; results: Map<string, ToolResultEventData> } | undefined;
   /** The seq of the last event folded in. */
   lastSeq = 0;
   /** About how many bytes the folded conversation holds: what a cache of folds counts. */
   size = 0;
+
+  constructor(readonly measure: ContextMeasure) {
+    this.#history = new ContextHistory(measure);
+  }
 
   push(event: StoredEvent): void {
     this.lastSeq = event.seq;
@@ -20,14 +30,19 @@ export class ConversationFold {
     switch (event.type) {
       case "message.user":
         this.#flush();
-        this.#messages.push({ role: "user", content: String(event.data.content) });
+        this.#history.push({ role: "user", content: String(event.data.content) }, event.seq);
         break;
       case "message.assistant": {
         this.#flush();
         const data = event.data as unknown as MessageAssistantData;
-        this.#messages.push({ role: "assistant", text: data.text, tool_calls: data.tool_calls });
+        this.#history.push({ role: "assistant", text: data.text, tool_calls: data.tool_calls }, event.seq);
+        this.#history.report(data.usage);
         if (data.tool_calls.length > 0)
-          this.#pending = { order: data.tool_calls.map((call) => call.call_id), results: new Map() };
+          this.#pending = {
+            seq: event.seq + 1,
+            order: data.tool_calls.map((call) => call.call_id),
+            results: new Map(),
+          };
         break;
       }
       case "tool.result": {
@@ -35,14 +50,25 @@ export class ConversationFold {
         this.#pending?.results.set(data.call_id, data);
         break;
       }
+      case "context.compacted": {
+        // a compaction is stored inside a turn, after its step's results: those are folded first
+        this.#flush();
+        this.#history.compact(event.data as unknown as ContextCompactedData);
+        // what is left is about what the summary and the kept turns hold: the cache counts less
+        this.size = Math.min(this.size, approximateSize(this.#history.messages()));
+        break;
+      }
       default:
     }
   }
 
-  /** The conversation so far, as a new array: the caller may add to it. */
-  messages(): ConversationMessage[] {
+  /** The conversation so far, as a copy: the caller may add to it. */
+  history(): ContextHistory {
+    const history = this.#history.copy();
+    const pending = this.#pending;
     const results = this.#pendingResults();
-    return results.length > 0 ? [...this.#messages, { role: "tool", results }] : [...this.#messages];
+    if (pending && results.length > 0) history.push({ role: "tool", results }, pending.seq);
+    return history;
   }
 
   #pendingResults(): ToolResultEventData[] {
@@ -55,8 +81,9 @@ export class ConversationFold {
   }
 
   #flush(): void {
+    const pending = this.#pending;
     const results = this.#pendingResults();
-    if (results.length > 0) this.#messages.push({ role: "tool", results });
+    if (pending && results.length > 0) this.#history.push({ role: "tool", results }, pending.seq);
     this.#pending = undefined;
   }
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { NewEvent, StoredEvent } from "../../protocol/events.js";
+import type { ContextMeasure } from "../context/history.js";
+import { ESTIMATE } from "../context/tokens.js";
 import { SqliteStore } from "../store/sqlite.js";
 import { ConversationFold } from "./conversation.js";
 import { Conversations } from "./conversations.js";
@@ -29,15 +31,17 @@ const turn = (n: number): NewEvent[] => [
 const stored = (events: NewEvent[]): StoredEvent[] =>
   events.map((event, i) => ({ ...event, seq: i + 1, at: "2026-12-03T00:00:00.000Z" }) as StoredEvent);
 
+const measure: ContextMeasure = { counter: ESTIMATE, forModel: (result) => result };
 const foldOf = (events: readonly StoredEvent[]) => {
-  const fold = new ConversationFold();
+  const fold = new ConversationFold(measure);
   for (const event of events) fold.push(event);
   return fold;
 };
+const messagesOf = (events: readonly StoredEvent[]) => foldOf(events).history().messages();
 
 describe("ConversationFold", () => {
   it("groups results under the assistant message that asked, in the order asked", () => {
-    expect(foldOf(stored(turn(1))).messages()).toEqual([
+    expect(messagesOf(stored(turn(1)))).toEqual([
       { role: "user", content: "message 1" },
       { role: "assistant", text: "", tool_calls: [call("a1"), call("b1")] },
       { role: "tool", results: [result("a1").data, result("b1").data] },
@@ -49,10 +53,10 @@ describe("ConversationFold", () => {
     const log = stored([...turn(1), ...turn(2), ...turn(3)]);
     for (const cut of [1, 4, 6, 9, 14, 20]) {
       const fold = foldOf(log.slice(0, cut));
-      const early = fold.messages();
+      const early = fold.history();
       early.push({ role: "user", content: "added by a turn" });
       for (const event of log.slice(cut)) fold.push(event);
-      expect(fold.messages()).toEqual(foldOf(log).messages());
+      expect(fold.history().messages()).toEqual(messagesOf(log));
       expect(fold.lastSeq).toBe(log.length);
     }
   });
@@ -91,13 +95,13 @@ describe("Conversations", () => {
     const session = { id: "ses_c" };
     await store.append(session.id, [...turn(1), ...turn(2)]);
     const conversations = new Conversations(store);
-    expect(await conversations.of(session.id)).toHaveLength(8);
+    expect((await conversations.of(session.id, measure)).messages()).toHaveLength(8);
     expect(counter.rows).toBe(19);
     await store.append(session.id, turn(3));
     counter.rows = 0;
-    const caughtUp = await conversations.of(session.id);
+    const caughtUp = (await conversations.of(session.id, measure)).messages();
     expect(counter.rows).toBe(9);
-    expect(caughtUp).toEqual(foldOf(await store.readEvents(session.id, 0, 100)).messages());
+    expect(caughtUp).toEqual(messagesOf(await store.readEvents(session.id, 0, 100)));
     await store.close();
   });
 
@@ -105,12 +109,12 @@ describe("Conversations", () => {
     const { store, counter } = await countingStore(["ses_1", "ses_2", "ses_3"]);
     for (const id of ["ses_1", "ses_2", "ses_3"]) await store.append(id, turn(1));
     const conversations = new Conversations(store, { sessions: 2, bytes: 1_000_000 });
-    for (const id of ["ses_1", "ses_2", "ses_1", "ses_3"]) await conversations.of(id);
+    for (const id of ["ses_1", "ses_2", "ses_1", "ses_3"]) await conversations.of(id, measure);
     counter.rows = 0;
-    await conversations.of("ses_1");
+    await conversations.of("ses_1", measure);
     expect(counter.rows).toBe(0);
     // ses_2 was the least recently used when ses_3 came
-    await conversations.of("ses_2");
+    await conversations.of("ses_2", measure);
     expect(counter.rows).toBe(10);
     await store.close();
   });
@@ -120,14 +124,14 @@ describe("Conversations", () => {
     await store.append("ses_big", [{ type: "message.user", data: { content: "x".repeat(10_000) } }]);
     await store.append("ses_small", turn(1));
     const conversations = new Conversations(store, { sessions: 10, bytes: 5_000 });
-    await conversations.of("ses_small");
-    const big = await conversations.of("ses_big");
-    expect(big).toEqual([{ role: "user", content: "x".repeat(10_000) }]);
+    await conversations.of("ses_small", measure);
+    const big = await conversations.of("ses_big", measure);
+    expect(big.messages()).toEqual([{ role: "user", content: "x".repeat(10_000) }]);
     counter.rows = 0;
     // the small one is still kept; the big one, over the bound alone, was not
-    await conversations.of("ses_small");
+    await conversations.of("ses_small", measure);
     expect(counter.rows).toBe(0);
-    await conversations.of("ses_big");
+    await conversations.of("ses_big", measure);
     expect(counter.rows).toBe(2);
     await store.close();
   });
@@ -138,11 +142,11 @@ describe("Conversations", () => {
     for (const id of ids)
       await store.append(id, [{ type: "message.user", data: { content: "y".repeat(6_000) } }]);
     const conversations = new Conversations(store, { sessions: 10, bytes: 15_000 });
-    for (const id of ids) await conversations.of(id);
+    for (const id of ids) await conversations.of(id, measure);
     counter.rows = 0;
-    for (const id of ["ses_c", "ses_b"]) await conversations.of(id);
+    for (const id of ["ses_c", "ses_b"]) await conversations.of(id, measure);
     expect(counter.rows).toBe(0);
-    await conversations.of("ses_a");
+    await conversations.of("ses_a", measure);
     expect(counter.rows).toBe(2);
     await store.close();
   });

@@ -1,4 +1,4 @@
-import type { ConversationMessage } from "../models/provider.js";
+import type { ContextHistory, ContextMeasure } from "../context/history.js";
 import type { Store } from "../store/store.js";
 import { ConversationFold } from "./conversation.js";
 
@@ -28,15 +28,19 @@ export class Conversations {
     private readonly kept: ConversationsLimits = KEPT,
   ) {}
 
-  async of(sessionId: string): Promise<ConversationMessage[]> {
-    const fold = this.#take(sessionId) ?? new ConversationFold();
+  /** The session's conversation, as a copy to add a turn to. */
+  async of(sessionId: string, measure: ContextMeasure): Promise<ContextHistory> {
+    const kept = this.#take(sessionId);
+    // folded for another tokenizer (the session's model entry changed): fold again
+    const fold =
+      kept && kept.measure.counter.family === measure.counter.family ? kept : new ConversationFold(measure);
     for (;;) {
       const page = await this.store.readEvents(sessionId, fold.lastSeq, PAGE);
       for (const event of page) fold.push(event);
       if (page.length < PAGE) break;
     }
     // one conversation over the byte bound alone is not kept, rather than pushing out all others
-    if (fold.size > this.kept.bytes) return fold.messages();
+    if (fold.size > this.kept.bytes) return fold.history();
     this.#folds.set(sessionId, fold);
     this.#bytes += fold.size;
     // the least recently used go first
@@ -44,7 +48,7 @@ export class Conversations {
       if (this.#folds.size <= this.kept.sessions && this.#bytes <= this.kept.bytes) break;
       this.#take(oldest);
     }
-    return fold.messages();
+    return fold.history();
   }
 
   /** Taken out while it catches up, so two turn starts never fold into one fold at once. */

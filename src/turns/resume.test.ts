@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { StoredEvent } from "../../protocol/events.js";
+import { contextMeasure } from "../context/measure.js";
 import { lastStep, unsentRefusal } from "./approvals.js";
 import { waitingTurn } from "./resume.js";
+
+const measure = await contextMeasure(undefined, new Map());
 
 let seq = 0;
 const at = "2026-12-03T00:00:00.000Z";
@@ -36,13 +39,13 @@ function log(): StoredEvent[] {
 
 describe("a turn left waiting for approval", () => {
   it("is picked up at its open step: the conversation before it, its usage and steps, and which calls may have been sent", () => {
-    const waiting = waitingTurn(log());
+    const waiting = waitingTurn(log(), measure);
     expect(waiting?.open).toMatchObject({
       step: 2,
       usage: { input_tokens: 20, output_tokens: 10 },
       text: "four",
     });
-    expect(waiting?.history.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
+    expect(waiting?.history.messages().map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
     // the call without approval and the approved one may have gone out; the denied one never did
     expect(waiting?.maybeSent.map((c) => c.call_id)).toEqual(["free", "yes"]);
     expect([...(waiting?.open.answers.keys() ?? [])]).toEqual(["yes", "no"]);
@@ -51,7 +54,7 @@ describe("a turn left waiting for approval", () => {
   it("is not picked up once no call waits", () => {
     const events = log();
     events.push(event("tool.approval", { call_id: "wait", decision: "deny", expired: true }));
-    expect(waitingTurn(events)).toBeUndefined();
+    expect(waitingTurn(events, measure)).toBeUndefined();
   });
 
   it("gives each unsent call its refusal when the turn ends, and none to a call that may have been sent", () => {

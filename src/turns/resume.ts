@@ -1,5 +1,6 @@
 import type { StoredEvent, ToolResultEventData } from "../../protocol/events.js";
-import type { ConversationMessage, Usage } from "../models/provider.js";
+import type { ContextHistory, ContextMeasure } from "../context/history.js";
+import type { Usage } from "../models/provider.js";
 import { lastStep, waitingCalls } from "./approvals.js";
 import { ConversationFold } from "./conversation.js";
 import type { OpenStep } from "./turn.js";
@@ -7,7 +8,7 @@ import type { OpenStep } from "./turn.js";
 /** A turn a stopped owner left waiting for approval, as the log has it. */
 export interface WaitingTurn {
   /** The conversation before the open step. */
-  history: ConversationMessage[];
+  history: ContextHistory;
   open: OpenStep;
   /**
    * The step's calls without a result that may have been sent (no approval needed, or approved):
@@ -21,10 +22,13 @@ export interface WaitingTurn {
  * person: such a turn is picked up where it stands rather than ended, so the answer still counts.
  * Pure.
  */
-export function waitingTurn(events: readonly StoredEvent[]): WaitingTurn | undefined {
+export function waitingTurn(
+  events: readonly StoredEvent[],
+  measure: ContextMeasure,
+): WaitingTurn | undefined {
   const step = lastStep(events);
   if (!step || waitingCalls(step).length === 0) return undefined;
-  const fold = new ConversationFold();
+  const fold = new ConversationFold(measure);
   const usage: Usage = { input_tokens: 0, output_tokens: 0 };
   let steps = 0;
   for (const event of events) {
@@ -48,7 +52,7 @@ export function waitingTurn(events: readonly StoredEvent[]): WaitingTurn | undef
     )
     .map(({ call_id, name }) => ({ call_id, name }));
   return {
-    history: fold.messages(),
+    history: fold.history(),
     open: {
       step: steps,
       usage,

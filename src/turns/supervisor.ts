@@ -2,9 +2,12 @@ import { type EventData, type NewEvent, type StoredEvent, turnFailed } from "../
 import type { ApprovalBody, OnBusy, PostMessageAnswer, SessionStatus } from "../../protocol/session.js";
 import type { TurnFailureCode } from "../../protocol/turn-failures.js";
 import type { BrainConfig, ToolBinding } from "../config/load.js";
+import type { ContextHistory } from "../context/history.js";
+import { ContextKeeper } from "../context/keeper.js";
+import { contextMeasure } from "../context/measure.js";
 import type { EventBus } from "../events/bus.js";
 import type { EventLog } from "../events/event-log.js";
-import type { ConversationMessage, ModelProvider } from "../models/provider.js";
+import type { ModelProvider } from "../models/provider.js";
 import { SessionError, sessionClosed, sessionNotFound } from "../sessions/errors.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import { type AppendOptions, type Store, StoreUnavailableError } from "../store/store.js";
@@ -75,7 +78,7 @@ interface TurnStart {
   /** The session's queue as of `startedAt`. */
   queue: QueuedMessage[];
   /** A turn picked up while its calls wait for approval. */
-  resume?: { history: ConversationMessage[]; open: OpenStep; watch: ApprovalWatch };
+  resume?: { history: ContextHistory; open: OpenStep; watch: ApprovalWatch };
 }
 
 /**
@@ -363,7 +366,8 @@ export class TurnSupervisor {
     const watch = await ApprovalWatch.open(this.deps.bus, session.id);
     try {
       const events = await this.#readAll(session.id);
-      const waiting = waitingTurn(events);
+      const model = this.deps.config.models.get(session.config.model);
+      const waiting = waitingTurn(events, await contextMeasure(model, this.deps.config.tools));
       if (!waiting) {
         watch.close();
         return undefined;
@@ -627,7 +631,11 @@ export class TurnSupervisor {
       if (binding?.tenants.has(session.tenant_id)) tools.set(name, binding);
     }
     const { resume } = start;
-    const history = resume ? resume.history : await this.#conversations.of(session.id);
+    const model = config.models.get(session.config.model);
+    const history = resume
+      ? resume.history
+      : await this.#conversations.of(session.id, await contextMeasure(model, config.tools));
+    const summariser = model?.window?.compactionModel;
     const end = await runTurn(
       {
         session,
@@ -640,6 +648,16 @@ export class TurnSupervisor {
       },
       {
         provider,
+        context: new ContextKeeper({
+          window: model?.window,
+          model: session.config.model,
+          provider,
+          summariser: (summariser && this.deps.providers.get(summariser)) || provider,
+          session: { id: session.id, config: session.config },
+          signal: lease.signal,
+          append,
+          metrics: this.deps.metrics,
+        }),
         dispatcher: this.deps.dispatcher,
         tools,
         append,

@@ -9,9 +9,10 @@ import {
 import { MAX_TOOL_CALLS_PER_STEP } from "../../protocol/script.js";
 import type { SessionStatus } from "../../protocol/session.js";
 import type { ToolBinding } from "../config/load.js";
+import type { ContextHistory } from "../context/history.js";
+import type { ContextKeeper } from "../context/keeper.js";
 import { newId } from "../ids.js";
 import {
-  type ConversationMessage,
   ModelError,
   type ModelProvider,
   type ToolCall,
@@ -28,6 +29,8 @@ import { LEASE_LOST, SHUTDOWN } from "./leases.js";
 
 export interface TurnDeps {
   provider: ModelProvider;
+  /** Keeps the conversation inside the model's context window. */
+  context: ContextKeeper;
   dispatcher: ToolDispatcher;
   /** The session's enabled tools that the host config still offers to its tenant. */
   tools: ReadonlyMap<string, ToolBinding>;
@@ -46,8 +49,8 @@ export interface TurnDeps {
 
 export interface Turn {
   session: SessionRecord;
-  /** The conversation before this turn's next model call (or, resumed, before its open step). */
-  history: readonly ConversationMessage[];
+  /** The conversation before this turn's next model call (or, resumed, before its open step): the turn adds to it. */
+  history: ContextHistory;
   maxSteps: number;
   /** Input and output tokens the turn may use over its model calls; 0 for no budget. */
   maxTokens: number;
@@ -95,7 +98,7 @@ export class TurnLeftWaiting extends Error {
  */
 export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
   const { session, signal } = turn;
-  const messages = [...turn.history];
+  const { history } = turn;
   const usage: Usage = turn.resume ? { ...turn.resume.usage } : { input_tokens: 0, output_tokens: 0 };
   const specs: ToolSpec[] = [...deps.tools.values()].map((tool) => ({
     name: tool.name,
@@ -114,15 +117,13 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
     let open = turn.resume;
     for (let step = open ? open.step : 1; ; step++) {
       if (!open) {
-        const opened = await modelStep(turn, deps, { step, messages, specs, usage });
+        const opened = await modelStep(turn, deps, { step, history, specs, usage });
         if (typeof opened === "string") return opened === "interrupted" ? interrupted() : opened;
         open = opened;
       }
       const results = await runCalls(turn, deps, open, approvals);
-      messages.push(
-        { role: "assistant", text: open.text, tool_calls: open.calls },
-        { role: "tool", results },
-      );
+      history.push({ role: "assistant", text: open.text, tool_calls: open.calls });
+      history.push({ role: "tool", results });
       open = undefined;
       if (signal.aborted) return interrupted();
     }
@@ -134,7 +135,7 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
   async function modelStep(
     turn: Turn,
     deps: TurnDeps,
-    at: { step: number; messages: ConversationMessage[]; specs: ToolSpec[]; usage: Usage },
+    at: { step: number; history: ContextHistory; specs: ToolSpec[]; usage: Usage },
   ): Promise<OpenStep | TurnEnd> {
     const { step } = at;
     if (step > turn.maxSteps) {
@@ -152,19 +153,22 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
     }
     let reply: Awaited<ReturnType<ModelProvider["complete"]>>;
     try {
-      reply = await deps.provider.complete({
-        session: { id: session.id, config: session.config },
-        system: session.config.system,
-        messages: at.messages,
-        tools: at.specs,
-        signal,
-        onDelta: (text, attempt) => deps.publishLive({ type: "model.delta", data: { text, attempt } }),
-      });
+      const system = session.config.system;
+      reply = await deps.context.complete(at.history, { system, tools: at.specs }, (history) =>
+        deps.provider.complete({
+          session: { id: session.id, config: session.config },
+          system,
+          messages: history.messages(),
+          tools: at.specs,
+          signal,
+          onDelta: (text, attempt) => deps.publishLive({ type: "model.delta", data: { text, attempt } }),
+        }),
+      );
     } catch (error) {
       if (signal.aborted) return "interrupted";
       const failure =
         error instanceof ModelError
-          ? turnFailed(error.code, error.message)
+          ? turnFailed(error.code, error.message, undefined, error.context)
           : turnFailed("model_error", error instanceof Error ? error.message : String(error));
       if (!(error instanceof ModelError))
         deps.logger.warn({ session_id: session.id, err: error }, "model call failed");

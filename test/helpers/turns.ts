@@ -12,8 +12,14 @@ export async function runTurn(
   content: string,
   timeoutMs = 10_000,
 ): Promise<SessionEvent[]> {
-  const stored = await client.events(sessionId);
-  const after = stored.at(-1)?.seq ?? 0;
+  // the last stored seq, paging on: a long session holds more events than one page
+  let after = 0;
+  for (
+    let page = await client.events(sessionId);
+    page.length > 0;
+    page = await client.events(sessionId, { after })
+  )
+    after = page.at(-1)?.seq ?? after;
   const signal = AbortSignal.timeout(timeoutMs);
   const events: SessionEvent[] = [];
   const stream = client.streamEvents(sessionId, { after, signal });

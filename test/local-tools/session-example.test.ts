@@ -140,7 +140,13 @@ it("lets a real model decide for itself, with no script", async () => {
   const fake = await startFakeModelServer();
   fake.enqueue(openAIReply({ text: "the model decided" }));
   const real = await startBrainAt("127.0.0.1:0", "real", [
-    { name: "real", provider: "openai", model: "test-model", base_url: `${fake.url}/v1` },
+    {
+      name: "real",
+      provider: "openai",
+      model: "test-model",
+      base_url: `${fake.url}/v1`,
+      context_window: 128_000,
+    },
   ]);
   try {
     const { code, output } = await runExample({

@@ -215,8 +215,8 @@ describe("brain replay", () => {
     // turn 1 fails after a tool call (a 400 is not retried), turn 2 fails at once, turn 3 completes
     fake.enqueue(
       anthropicReply({ tools: [{ id: "toolu_f", name: "echo", input: { text: "first" } }] }),
-      anthropicError(400, "invalid_request_error", "prompt is too long"),
-      anthropicError(400, "invalid_request_error", "prompt is too long"),
+      anthropicError(400, "invalid_request_error", "messages: text content blocks must be non-empty"),
+      anthropicError(400, "invalid_request_error", "messages: text content blocks must be non-empty"),
       anthropicReply({ tools: [{ id: "toolu_g", name: "echo", input: { text: "third" } }] }),
       anthropicReply({ text: "Done." }),
     );

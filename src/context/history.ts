@@ -1,0 +1,125 @@
+import type { ContextCompactedData, ToolResultEventData } from "../../protocol/events.js";
+import type { ConversationMessage, Usage } from "../models/provider.js";
+import { messageTokens, type TokenCounter } from "./tokens.js";
+
+/** How a session's conversation is measured and cut for its model. */
+export interface ContextMeasure {
+  counter: TokenCounter;
+  /** What the model is sent of a result (a binding's max_model_bytes). */
+  forModel: (result: ToolResultEventData) => ToolResultEventData;
+}
+
+export interface HistoryEntry {
+  message: ConversationMessage;
+  /**
+   * The seq of the event the message starts at; a compaction through that seq replaces it. A
+   * message of the running turn not yet folded from the log has none (it is never replaced).
+   */
+  seq: number;
+  tokens: number;
+}
+
+const UNSTORED = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The conversation a model is sent, message by message with each one's tokens, and what the
+ * provider last reported of its size. Its size is the provider's count through the last message it
+ * answered plus the estimate of what came after, kept as running sums so a turn start costs the
+ * same early in a session as late.
+ */
+export class ContextHistory {
+  #entries: HistoryEntry[] = [];
+  #tokens = 0;
+  /** The provider's count of the conversation through the message it last wrote, and `#tokens` then. */
+  #reported: { tokens: number; estimated: number } | undefined;
+  /** The usage of a model call whose answer is pushed next, within a turn. */
+  #answered: Usage | undefined;
+
+  constructor(readonly measure: ContextMeasure) {}
+
+  /** A copy to add a turn's messages to, leaving this one as the log has it. */
+  copy(): ContextHistory {
+    const copy = new ContextHistory(this.measure);
+    copy.#entries = [...this.#entries];
+    copy.#tokens = this.#tokens;
+    copy.#reported = this.#reported;
+    return copy;
+  }
+
+  push(message: ConversationMessage, seq = UNSTORED): void {
+    const sent =
+      message.role === "tool"
+        ? { role: "tool" as const, results: message.results.map(this.measure.forModel) }
+        : message;
+    const tokens = messageTokens(this.measure.counter, sent);
+    this.#entries.push({ message: sent, seq, tokens });
+    this.#tokens += tokens;
+    if (message.role === "assistant" && this.#answered) {
+      this.report(this.#answered);
+      this.#answered = undefined;
+    }
+  }
+
+  /** The usage of the call whose answer is the next assistant message pushed: reported once it is. */
+  answered(usage: Usage): void {
+    this.#answered = usage;
+  }
+
+  /** The provider's usage of the call that wrote the last message: its count of everything through it. */
+  report(usage: Usage): void {
+    const tokens = usage.input_tokens + usage.output_tokens;
+    if (tokens > 0) this.#reported = { tokens, estimated: this.#tokens };
+  }
+
+  /** The conversation's tokens with `overhead` (system prompt and tools), and with `extra` messages after it. */
+  tokens(overhead: number, extra: readonly ConversationMessage[] = []): number {
+    let more = 0;
+    for (const message of extra) more += messageTokens(this.measure.counter, message);
+    const reported = this.#reported;
+    if (!reported) return overhead + this.#tokens + more;
+    return reported.tokens + (this.#tokens - reported.estimated) + more;
+  }
+
+  entries(): readonly HistoryEntry[] {
+    return this.#entries;
+  }
+
+  messages(): ConversationMessage[] {
+    return this.#entries.map((entry) => entry.message);
+  }
+
+  /** Every model step the conversation holds, those a summary replaced included. */
+  steps(): number {
+    let steps = 0;
+    for (const { message } of this.#entries) {
+      if (message.role === "assistant") steps++;
+      else if (message.role === "summary") steps += message.steps;
+    }
+    return steps;
+  }
+
+  /** Replace every message up to the compaction's `through_seq` by its summary. */
+  compact(data: ContextCompactedData): void {
+    const cut = this.#entries.findIndex((entry) => entry.seq > data.through_seq);
+    const end = cut === -1 ? this.#entries.length : cut;
+    let steps = 0;
+    let dropped = 0;
+    for (const { message, tokens } of this.#entries.slice(0, end)) {
+      if (message.role === "assistant") steps++;
+      else if (message.role === "summary") steps += message.steps;
+      dropped += tokens;
+    }
+    const summary: ConversationMessage = { role: "summary", text: summaryText(data), steps };
+    const tokens = messageTokens(this.measure.counter, summary);
+    this.#entries = [{ message: summary, seq: data.through_seq, tokens }, ...this.#entries.slice(end)];
+    this.#tokens += tokens - dropped;
+    // the provider's count covered what is gone: from here on the estimate stands alone
+    this.#reported = undefined;
+  }
+}
+
+/** What the model reads in place of the turns a compaction replaced. */
+function summaryText(data: ContextCompactedData): string {
+  if (data.strategy === "truncate") return data.summary;
+  return `The conversation before this point was summarised to fit the model's context window; the summary:\n\n${data.summary}`;
+}

@@ -1,0 +1,145 @@
+import type { ContextCompactedData, NewEvent, StoredEvent } from "../../protocol/events.js";
+import type { SessionConfig } from "../../protocol/session.js";
+import {
+  ModelError,
+  type ModelProvider,
+  type ModelReply,
+  type ToolSpec,
+  type Usage,
+} from "../models/provider.js";
+import type { Metrics } from "../telemetry/metrics.js";
+import { COMPACTION_PROMPT, chooseCut, compactionMessages, truncationNote } from "./compaction.js";
+import type { ContextHistory } from "./history.js";
+import { requestTokens } from "./tokens.js";
+import { type ContextWindow, fits } from "./window.js";
+
+export interface ContextKeeperDeps {
+  /** The session's model entry's window; undefined: the conversation is sent whole. */
+  window: ContextWindow | undefined;
+  /** The model entry's name, for metrics. */
+  model: string;
+  /** The session's model: a replaying one makes the compactions of its recording. */
+  provider: ModelProvider;
+  /** The model that writes summaries: `context.compaction_model`, else the session's. */
+  summariser: ModelProvider;
+  session: { id: string; config: SessionConfig };
+  signal: AbortSignal;
+  append: (events: readonly NewEvent[]) => Promise<StoredEvent[]>;
+  metrics: Metrics;
+}
+
+/**
+ * Keeps a turn's model calls inside the model's window: before a call that would pass the window's
+ * limit it compacts the conversation (a summary the model writes, or the oldest turns left out),
+ * stored as `context.compacted` so every later fold and every replay sends the same; when the
+ * provider still refuses the call as too long, it compacts once more and retries once.
+ */
+export class ContextKeeper {
+  constructor(private readonly deps: ContextKeeperDeps) {}
+
+  async complete(
+    history: ContextHistory,
+    request: { system: string | undefined; tools: readonly ToolSpec[] },
+    call: (messages: ContextHistory) => Promise<ModelReply>,
+  ): Promise<ModelReply> {
+    const overhead = requestTokens(history.measure.counter, request.system, request.tools);
+    const reply = await this.#call(history, overhead, call);
+    history.answered(reply.usage);
+    return reply;
+  }
+
+  async #call(
+    history: ContextHistory,
+    overhead: number,
+    call: (messages: ContextHistory) => Promise<ModelReply>,
+  ): Promise<ModelReply> {
+    await this.#compact(history, overhead, false);
+    try {
+      return await call(history);
+    } catch (error) {
+      if (!isTooLong(error)) throw error;
+      if (!(await this.#compact(history, overhead, true))) throw this.#exceeded(history, overhead, error);
+      try {
+        return await call(history);
+      } catch (again) {
+        throw isTooLong(again) ? this.#exceeded(history, overhead, again) : again;
+      }
+    }
+  }
+
+  /** Compact when the conversation passes the limit (or always, `force`d); whether it did. */
+  async #compact(history: ContextHistory, overhead: number, force: boolean): Promise<boolean> {
+    const { window, provider, session } = this.deps;
+    const recorded = provider.recordedCompaction?.(session, history.steps());
+    if (recorded) {
+      const { usage = { input_tokens: 0, output_tokens: 0 }, ...made } = recorded;
+      await this.#store(history, overhead, { ...made, usage });
+      return true;
+    }
+    if (!window) return false;
+    const before = history.tokens(overhead);
+    if (!force && fits(window, before)) return false;
+    const room = window.limit - window.reserve - overhead;
+    // the newest turns kept take up to half the room, so the next compaction is turns away; after
+    // the provider refused, Brain's count was wrong: keep only the turn under way
+    const cut = chooseCut(history.entries(), force ? 0 : Math.floor(room / 2));
+    if (cut === undefined) return false;
+    const entries = history.entries();
+    const summarised = entries.slice(0, cut);
+    const throughSeq = (entries[cut]?.seq ?? 1) - 1;
+    let summary: string;
+    let usage: Usage = { input_tokens: 0, output_tokens: 0 };
+    if (window.strategy === "truncate") {
+      summary = truncationNote(summarised);
+    } else {
+      const reply = await this.deps.summariser.complete({
+        session: this.deps.session,
+        system: COMPACTION_PROMPT,
+        messages: compactionMessages(summarised, room, history.measure.counter),
+        tools: [],
+        signal: this.deps.signal,
+        compaction: { steps: history.steps() },
+        onDelta: () => undefined,
+      });
+      summary = reply.text;
+      usage = reply.usage;
+    }
+    await this.#store(history, overhead, {
+      strategy: window.strategy,
+      summary,
+      through_seq: throughSeq,
+      usage,
+    });
+    return true;
+  }
+
+  /** Apply a compaction to the turn's history and store it, with the counts before and after. */
+  async #store(
+    history: ContextHistory,
+    overhead: number,
+    made: Omit<ContextCompactedData, "tokens_before" | "tokens_after">,
+  ): Promise<void> {
+    const data: ContextCompactedData = { ...made, tokens_before: history.tokens(overhead), tokens_after: 0 };
+    history.compact(data);
+    data.tokens_after = history.tokens(overhead);
+    await this.deps.append([{ type: "context.compacted", data }]);
+    const { metrics, model } = this.deps;
+    metrics.compactions.inc({ model, strategy: data.strategy });
+    metrics.compactionTokens.inc({ model, kind: "input" }, data.usage.input_tokens);
+    metrics.compactionTokens.inc({ model, kind: "output" }, data.usage.output_tokens);
+  }
+
+  #exceeded(history: ContextHistory, overhead: number, error: ModelError): ModelError {
+    const tokens = history.tokens(overhead);
+    const contextWindow = this.deps.window?.contextWindow;
+    return new ModelError(
+      "context_exceeded",
+      `the conversation (about ${tokens} tokens${contextWindow ? ` for a window of ${contextWindow}` : ""}) is too long for the model even after compacting it: ${error.message}`,
+      { tokens, ...(contextWindow !== undefined && { context_window: contextWindow }) },
+    );
+  }
+}
+
+function isTooLong(error: unknown): error is ModelError {
+  return error instanceof ModelError && error.code === "context_exceeded";
+}
