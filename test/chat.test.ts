@@ -43,7 +43,13 @@ describe("brain chat", needs("tmux"), () => {
   beforeAll(async () => {
     model = await startFakeModelServer();
     gated = await startGatedBrain([
-      { name: "live", provider: "openai", model: "test-model", base_url: `${model.url}/v1` },
+      {
+        name: "live",
+        provider: "openai",
+        model: "test-model",
+        base_url: `${model.url}/v1`,
+        context_window: 128_000,
+      },
     ]);
   });
   afterAll(async () => {

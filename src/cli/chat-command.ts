@@ -28,6 +28,8 @@ leaves (the session stays open: resume it with --session).
 In the chat:
   /tools    the session's tools and what they do
   /events   the session's stored events, one line each
+  /approve [CALL_ID]          approve the call that waits for approval (the only one, or CALL_ID)
+  /deny [CALL_ID] [REASON]    deny it, saying why
   /close    close the session and leave
   /help     this list
 
@@ -39,7 +41,7 @@ Options:
   --key-env NAME   the environment variable holding your API key (default: BRAIN_API_KEY)
   -h, --help       this help`;
 
-const CHAT_HELP = `/tools  the session's tools · /events  its stored events · /close  close it and leave · /help  this
+const CHAT_HELP = `/tools  the session's tools · /events  its stored events · /approve, /deny [reason]  answer a call that waits · /close  close it and leave · /help  this
 Ctrl-C interrupts a running turn; a second Ctrl-C, or Ctrl-D, leaves`;
 
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
@@ -122,6 +124,8 @@ async function chat(client: BrainClient, session: Session, io: CommandIo): Promi
   for (const event of history) view.show(event);
   let running = session.status === "running";
   let interrupting = false;
+  /** The calls that wait for a person's answer, as the stream has shown them. */
+  const waiting = new Set<string>();
   const leaving = new AbortController();
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: "> " });
   const prompt = () => {
@@ -150,6 +154,8 @@ async function chat(client: BrainClient, session: Session, io: CommandIo): Promi
     });
     for await (const event of stream) {
       view.show(event);
+      if (event.type === "tool.approval_requested") waiting.add(event.data.call_id);
+      if (event.type === "tool.approval" || event.type === "tool.result") waiting.delete(event.data.call_id);
       if (event.type === "turn.started") running = true;
       if (TURN_ENDS.has(event.type)) {
         running = false;
@@ -188,6 +194,25 @@ async function chat(client: BrainClient, session: Session, io: CommandIo): Promi
       );
     }
     if (text === "/close") return attempt(client.close(session.id));
+    const answer = /^\/(approve|deny)(?:\s+(call_\S+))?(?:\s+(.*))?$/.exec(text);
+    if (answer) {
+      const [, command, named, reason] = answer;
+      const callId = named ?? (waiting.size === 1 ? [...waiting][0] : undefined);
+      if (!callId) {
+        io.stdout(
+          waiting.size === 0
+            ? "  no call waits for approval\n"
+            : `  ${waiting.size} calls wait: name one (${[...waiting].join(", ")})\n`,
+        );
+        return prompt();
+      }
+      const decision = command === "approve" ? "approve" : "deny";
+      return attempt(
+        client
+          .answerApproval(session.id, callId, { decision, ...(reason && { reason }) })
+          .then(() => prompt()),
+      );
+    }
     if (text.startsWith("/")) {
       io.stdout(`  unknown command ${text.split(/\s/)[0]}: ${CHAT_HELP}\n`);
       return prompt();

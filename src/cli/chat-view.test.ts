@@ -75,9 +75,30 @@ describe("ChatView", () => {
   });
 
   it("shows an event of a type it has no form for as the generic line", () => {
-    const future = { seq: 9, type: "tool.approval_requested", at, data: { call_id: "call_2" } };
-    expect(shown([future as unknown as SessionEvent])).toBe(
-      '   9 tool.approval_requested {"call_id":"call_2"}\n',
-    );
+    const future = { seq: 9, type: "tool.rewound", at, data: { call_id: "call_2" } };
+    expect(shown([future as unknown as SessionEvent])).toBe('   9 tool.rewound       {"call_id":"call_2"}\n');
+  });
+
+  it("shows a call that waits for approval with the commands that answer it, and the answer", () => {
+    const requested: SessionEvent = {
+      seq: 5,
+      type: "tool.approval_requested",
+      at,
+      data: { call_id: "call_1", name: "pay", arguments: { cents: 5 }, expires_at: at },
+    };
+    const answered = (data: {
+      decision: "approve" | "deny";
+      reason?: string;
+      expired?: boolean;
+    }): SessionEvent => ({
+      seq: 6,
+      type: "tool.approval",
+      at,
+      data: { call_id: "call_1", ...data },
+    });
+    expect(shown([requested])).toBe("  ? pay waits for your approval: /approve or /deny [reason] (call_1)\n");
+    expect(shown([answered({ decision: "approve" })])).toBe("  ✓ approved\n");
+    expect(shown([answered({ decision: "deny", reason: "too much" })])).toBe("  ✗ denied: too much\n");
+    expect(shown([answered({ decision: "deny", expired: true })])).toBe("  ✗ nobody answered in time\n");
   });
 });

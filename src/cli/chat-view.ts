@@ -45,6 +45,15 @@ export class ChatView {
         return !streamed && event.data.text ? `brain › ${event.data.text}\n` : undefined;
       case "tool.call":
         return `  → ${event.data.name} ${json(event.data.arguments)}\n`;
+      case "tool.approval_requested":
+        return `  ? ${event.data.name} waits for your approval: /approve or /deny [reason] (${event.data.call_id})\n`;
+      case "tool.approval": {
+        const { decision, reason, expired } = event.data;
+        const said = expired ? "nobody answered in time" : decision === "approve" ? "approved" : "denied";
+        return `  ${decision === "approve" ? "✓" : "✗"} ${said}${reason ? `: ${reason}` : ""}\n`;
+      }
+      case "message.queued":
+        return `you › ${event.data.content} (queued)\n`;
       case "tool.progress":
         return `    … ${typeof event.data.data === "string" ? clip(event.data.data, 200) : json(event.data.data)}\n`;
       case "tool.result": {

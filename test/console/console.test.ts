@@ -24,7 +24,13 @@ describe("the web console", needs("chromium"), () => {
   beforeAll(async () => {
     model = await startFakeModelServer();
     gated = await startGatedBrain([
-      { name: "live", provider: "openai", model: "test-model", base_url: `${model.url}/v1` },
+      {
+        name: "live",
+        provider: "openai",
+        model: "test-model",
+        base_url: `${model.url}/v1`,
+        context_window: 128_000,
+      },
     ]);
     brain = gated.brain;
     const port = Number(new URL(brain.url).port);
@@ -170,6 +176,40 @@ describe("the web console", needs("chromium"), () => {
     await expect(page.textContent("#session-status")).resolves.toBe("closed");
     await expect(page.isDisabled("#send")).resolves.toBe(true);
     await page.screenshot({ path: artifactPath("console-closed.png"), fullPage: true });
+    await page.close();
+  });
+
+  it("shows a call that waits for approval with buttons that approve or deny it", async () => {
+    const client = brain.client();
+    const session = await client.createSession({
+      tools: ["guarded"],
+      script: [
+        { tool_calls: [{ name: "guarded", arguments: { n: 1 } }] },
+        { tool_calls: [{ name: "guarded", arguments: { n: 2 } }] },
+        { text: "both answered" },
+      ],
+    });
+    const { page } = await signedIn();
+    // the open session is the page's #ses_…: a reload opens it
+    await page.goto(`${origin}/console#${session.id}`);
+    await page.reload();
+    await page.waitForSelector("#events [data-type='session.created']");
+    await client.sendMessage(session.id, "go");
+
+    const first = page.locator("#events .card.tool").nth(0);
+    await first.locator("button.approve").click();
+    await expect.poll(() => first.locator(".result .code").textContent()).toBe("ok");
+    const second = page.locator("#events .card.tool").nth(1);
+    await second.locator("button.deny").click();
+    await page.waitForSelector("#events [data-type='turn.completed']");
+    await expect(second.locator(".result .code").textContent()).resolves.toBe("error denied");
+    await expect(second.locator(".unknown").count()).resolves.toBe(0);
+    const events = await client.events(session.id);
+    expect(events.filter((e) => e.type === "tool.approval").map((e) => e.data.decision)).toEqual([
+      "approve",
+      "deny",
+    ]);
+    await page.screenshot({ path: artifactPath("console-approval.png"), fullPage: true });
     await page.close();
   });
 

@@ -2,7 +2,10 @@ import type { ServerResponse } from "node:http";
 import { startBrain, type TestBrain } from "./brain.js";
 import { startToolService, type ToolService } from "./tool-service.js";
 
-/** A Brain whose `slow` tool reports progress and then waits until the test lets it finish. */
+/**
+ * A Brain whose `slow` tool reports progress and then waits until the test lets it finish, and
+ * whose `guarded` tool is sent only once a person approves it.
+ */
 export interface GatedBrain {
   brain: TestBrain;
   /** Let the oldest waiting call of `slow` finish: a second progress event, then its result. */
@@ -24,6 +27,10 @@ function progress(res: ServerResponse, data: unknown): void {
 export async function startGatedBrain(models: Record<string, unknown>[] = []): Promise<GatedBrain> {
   const gates: (() => void)[] = [];
   const tools: ToolService = await startToolService({
+    "/tools/guarded": (_call, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ content: [{ type: "text", text: "guarded work done" }] }));
+    },
     "/tools/slow": async (call, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       progress(res, { step: 1, of: 2 });
@@ -61,6 +68,14 @@ export async function startGatedBrain(models: Record<string, unknown>[] = []): P
           url: tools.at("/tools/slow"),
           token_env: "SLOW_TOKEN",
           tenants: ["acme"],
+        },
+        {
+          name: "guarded",
+          description: "Does nothing until a person approves.",
+          input_schema: { type: "object" },
+          url: tools.at("/tools/guarded"),
+          tenants: ["acme"],
+          approval: "always",
         },
       ],
     },

@@ -3,6 +3,9 @@ import { el, pretty } from "./dom.js";
 
 type Of<T extends SessionEvent["type"]> = Extract<SessionEvent, { type: T }>;
 
+/** How a person's answer to a call that waits for approval reaches Brain. */
+export type AnswerApproval = (callId: string, decision: "approve" | "deny") => void;
+
 /** The progress lines a tool card keeps: the newest, since a long run sends thousands. */
 const MAX_PROGRESS_LINES = 50;
 
@@ -16,7 +19,10 @@ export class EventView {
   #live: { node: HTMLElement; attempt: number } | undefined;
   readonly #toolCards = new Map<string, HTMLElement>();
 
-  constructor(root: HTMLElement) {
+  constructor(
+    root: HTMLElement,
+    private readonly answer: AnswerApproval,
+  ) {
     this.#root = root;
     root.replaceChildren();
   }
@@ -52,6 +58,14 @@ export class EventView {
         return this.#assistant(event);
       case "tool.call":
         return this.#toolCall(event);
+      case "tool.approval_requested":
+        this.#approvalRequested(event);
+        return undefined;
+      case "tool.approval":
+        this.#approval(event);
+        return undefined;
+      case "message.queued":
+        return card("user queued", "You (queued)", el("p", { className: "text", text: event.data.content }));
       case "tool.progress":
         this.#progress(event);
         return undefined;
@@ -131,6 +145,52 @@ export class EventView {
     node.dataset.callId = call_id;
     this.#toolCards.set(call_id, node);
     return node;
+  }
+
+  /** The call's card waits for a person: its buttons answer, until an answer or a result is stored. */
+  #approvalRequested(event: Of<"tool.approval_requested">): void {
+    const owner = this.#toolCards.get(event.data.call_id);
+    if (!owner) return;
+    const { call_id } = event.data;
+    const approve = el("button", { className: "approve", text: "Approve", attrs: { type: "button" } });
+    const deny = el("button", { className: "deny", text: "Deny", attrs: { type: "button" } });
+    for (const [button, decision] of [
+      [approve, "approve"],
+      [deny, "deny"],
+    ] as const) {
+      button.addEventListener("click", () => {
+        approve.disabled = true;
+        deny.disabled = true;
+        this.answer(call_id, decision);
+      });
+    }
+    owner.classList.add("waiting");
+    owner.querySelector(".result")?.replaceWith(
+      el(
+        "div",
+        { className: "result pending approval" },
+        el("p", {
+          className: "text",
+          text: `waits for approval until ${new Date(event.data.expires_at).toLocaleString()}`,
+        }),
+        approve,
+        deny,
+      ),
+    );
+  }
+
+  #approval(event: Of<"tool.approval">): void {
+    const owner = this.#toolCards.get(event.data.call_id);
+    owner?.classList.remove("waiting");
+    const { decision, reason, expired } = event.data;
+    const said = expired
+      ? "nobody answered in time"
+      : `${decision === "approve" ? "approved" : "denied"}${reason ? `: ${reason}` : ""}`;
+    owner
+      ?.querySelector(".result.approval")
+      ?.replaceWith(
+        el("div", { className: "result pending", text: decision === "approve" ? `${said}; running…` : said }),
+      );
   }
 
   #progress(event: Of<"tool.progress">): void {

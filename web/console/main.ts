@@ -127,7 +127,11 @@ async function openSession(id: string): Promise<void> {
   byId("session-meta").textContent =
     `${session.config.model} · tools: ${session.config.tools.join(", ") || "none"}`;
   setStatus(session.status);
-  const view = new EventView(byId("events"));
+  const view = new EventView(byId("events"), (callId, decision) =>
+    act(async () => {
+      await client?.answerApproval(id, callId, { decision });
+    })(),
+  );
   watch(client, id, view, controller.signal).catch((error: unknown) => {
     if (!controller.signal.aborted) say(explain(error), "error");
   });
