@@ -48,7 +48,16 @@ export const StoredEventSchema = Type.Union([
   ),
   /** A message sent with on_busy "enqueue" while a turn ran: its turn starts when the turn before it ends. */
   stored("message.queued", Type.Object({ content: Type.String() })),
-  stored("turn.started", Type.Object({})),
+  stored(
+    "turn.started",
+    Type.Object({
+      /**
+       * The W3C traceparent of the turn's span, where the turn is in a trace: a turn ended or picked
+       * up by another process after a restart or takeover goes on in the same trace.
+       */
+      traceparent: Type.Optional(Type.String({ pattern: "^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$" })),
+    }),
+  ),
   stored(
     "message.assistant",
     Type.Object({

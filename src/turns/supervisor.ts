@@ -10,7 +10,17 @@ import type { SessionRecord } from "../sessions/session-record.js";
 import { type AppendOptions, type Store, StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import type { TraceContext } from "../telemetry/trace-context.js";
+import { type ModelEntryLabels, tracedModel } from "../telemetry/traced-model.js";
+import { tracedTools } from "../telemetry/traced-tools.js";
+import { inSpan, type Span, type SpanContext, type Tracing } from "../telemetry/tracing.js";
+import {
+  endTurnSpan,
+  startTurnSpan,
+  storedTurnSpan,
+  type TurnRunEnd,
+  turnLogger,
+  turnStarted,
+} from "../telemetry/turn-trace.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
 import { ToolFailure } from "../tools/outcome.js";
 import { recordApproval } from "./approval-record.js";
@@ -37,6 +47,7 @@ export interface TurnSupervisorDeps {
   ) => Promise<{ token: string; brainUrl: string; release: () => void }>;
   logger: Logger;
   metrics: Metrics;
+  tracing: Tracing;
   /** How long an interrupt or a close waits for the turn's owner to end it. */
   stopWaitMs: number;
   /** How often to look for turns whose owner is gone, where owners can go while Brain runs. */
@@ -71,7 +82,8 @@ const MESSAGE_ATTEMPTS = 5;
 /** Where a turn starts from: the seq of its `turn.started` and what it knows of the session then. */
 interface TurnStart {
   startedAt: number;
-  trace: TraceContext | undefined;
+  /** The turn's span in this process, named by its `turn.started` (or the first one's). */
+  span: Span;
   /** The session's queue as of `startedAt`. */
   queue: QueuedMessage[];
   /** A turn picked up while its calls wait for approval. */
@@ -113,7 +125,7 @@ export class TurnSupervisor {
   async postMessage(
     session: SessionRecord,
     content: string,
-    trace?: TraceContext,
+    trace?: SpanContext,
     onBusy: OnBusy = "reject",
   ): Promise<PostMessageAnswer | SessionError> {
     if (this.#stopping)
@@ -231,17 +243,16 @@ export class TurnSupervisor {
   async #start(
     session: SessionRecord,
     content: string,
-    trace: TraceContext | undefined,
+    trace: SpanContext | undefined,
     queue: QueuedMessage[],
   ): Promise<{ seq: number } | SessionError | "busy"> {
     const lease = await this.#leaseForMessage(session);
     if (!lease) return "busy";
+    // a span that is never ended (the append refused) is never exported
+    const span = startTurnSpan(this.deps.tracing, session.id, trace);
     const appended = await this.#append(
       session.id,
-      [
-        { type: "message.user", data: { content } },
-        { type: "turn.started", data: {} },
-      ],
+      [{ type: "message.user", data: { content } }, turnStarted(span)],
       { expectStatus: ["idle"], setStatus: "running", ...fenced(lease) },
     ).catch((error: unknown) => {
       lease.release();
@@ -251,7 +262,7 @@ export class TurnSupervisor {
       lease.release();
       return appended.code === "session_busy" ? "busy" : appended;
     }
-    this.#run(session, lease, { startedAt: appended.at(-1)?.seq ?? 0, trace, queue });
+    this.#run(session, lease, { startedAt: appended.at(-1)?.seq ?? 0, span, queue });
     return { seq: appended[0]?.seq ?? 0 };
   }
 
@@ -364,7 +375,7 @@ export class TurnSupervisor {
       for (const result of results) known.set(result.call_id, result);
       return {
         startedAt,
-        trace: undefined,
+        span: startTurnSpan(this.deps.tracing, session.id, storedTurnSpan(events)),
         queue: foldQueue([], events),
         resume: { history: waiting.history, open: { ...waiting.open, results: known }, watch },
       };
@@ -397,6 +408,7 @@ export class TurnSupervisor {
       highest: 0,
       queue: stopping ? [] : foldQueue([], events),
     };
+    const span = startTurnSpan(this.deps.tracing, session.id, storedTurnSpan(events), "turn end");
     const { next } = await this.#appendEnd(
       session,
       lease,
@@ -404,6 +416,7 @@ export class TurnSupervisor {
       tally,
       { expectStatus: ["running"] },
     );
+    endTurnSpan(span, "failed", why.turn.code);
     return { unanswered: results.length, next };
   }
 
@@ -421,6 +434,7 @@ export class TurnSupervisor {
     options: AppendOptions = {},
   ): Promise<{ stored: StoredEvent[]; next: TurnStart | undefined }> {
     let lastSeq = tally.highest - tally.base === tally.own ? Math.max(tally.base, tally.highest) : undefined;
+    let nextSpan: Span | undefined;
     for (;;) {
       if (lastSeq === undefined) {
         const since = await this.#readFrom(session.id, tally.base);
@@ -429,13 +443,15 @@ export class TurnSupervisor {
         tally.base = lastSeq;
       }
       const head = lease.signal.aborted || this.#stopping ? undefined : tally.queue[0];
-      const events: NewEvent[] = head
-        ? [
-            ...end,
-            { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
-            { type: "turn.started", data: {} },
-          ]
-        : [...end];
+      if (head) nextSpan ??= startTurnSpan(this.deps.tracing, session.id, undefined);
+      const events: NewEvent[] =
+        head && nextSpan
+          ? [
+              ...end,
+              { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
+              turnStarted(nextSpan),
+            ]
+          : [...end];
       const result = await this.deps.log.append(session.id, events, {
         ...options,
         ...fenced(lease),
@@ -444,10 +460,10 @@ export class TurnSupervisor {
       });
       if (result.ok) {
         const stored = result.events;
-        if (!head) return { stored, next: undefined };
+        if (!head || !nextSpan) return { stored, next: undefined };
         const next: TurnStart = {
           startedAt: stored.at(-1)?.seq ?? 0,
-          trace: undefined,
+          span: nextSpan,
           queue: tally.queue.slice(1),
         };
         return { stored: stored.slice(0, end.length), next };
@@ -501,11 +517,12 @@ export class TurnSupervisor {
       const events = await this.#readAll(sessionId);
       const [head, ...rest] = foldQueue([], events);
       if (!head) return lease.release();
+      const span = startTurnSpan(this.deps.tracing, sessionId, undefined);
       const result = await this.deps.log.append(
         sessionId,
         [
           { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
-          { type: "turn.started", data: {} },
+          turnStarted(span),
         ],
         {
           expectStatus: ["idle"],
@@ -515,7 +532,7 @@ export class TurnSupervisor {
         },
       );
       if (!result.ok) return lease.release();
-      this.#run(session, lease, { startedAt: result.events.at(-1)?.seq ?? 0, trace: undefined, queue: rest });
+      this.#run(session, lease, { startedAt: result.events.at(-1)?.seq ?? 0, span, queue: rest });
     } catch (error) {
       lease.release();
       throw error;
@@ -564,12 +581,22 @@ export class TurnSupervisor {
 
   /** Run one turn; the next turn, if its end started one from the queue. */
   async #runTurn(session: SessionRecord, lease: TurnLease, start: TurnStart): Promise<TurnStart | undefined> {
-    const { config } = this.deps;
+    const { config, tracing, metrics } = this.deps;
+    const { span } = start;
+    const began = performance.now();
     const provider = this.deps.providers.get(session.config.model);
     const tally: TurnTally = { base: start.startedAt, own: 0, highest: start.startedAt, queue: start.queue };
     let next: TurnStart | undefined;
     // live events take their place after the last event this turn stored
-    const append = async (events: readonly NewEvent[], setStatus?: SessionStatus) => {
+    const append = async (events: readonly NewEvent[], setStatus?: SessionStatus) =>
+      inSpan(
+        tracing,
+        "store append",
+        span,
+        { "db.operation.name": "append", "brain.events": events.length },
+        () => appendUntraced(events, setStatus),
+      );
+    const appendUntraced = async (events: readonly NewEvent[], setStatus?: SessionStatus) => {
       if (setStatus === "idle") {
         const ended = await this.#appendEnd(session, lease, events, tally);
         next = ended.next;
@@ -587,6 +614,7 @@ export class TurnSupervisor {
         [turnFailed("unknown_model", `no model "${session.config.model}" in the host config`)],
         "idle",
       );
+      endTurnSpan(span, "failed", "unknown_model");
       return next;
     }
     const tools = new Map<string, ToolBinding>();
@@ -596,39 +624,47 @@ export class TurnSupervisor {
     }
     const { resume } = start;
     const history = resume ? resume.history : await this.#conversations.of(session.id);
-    const end = await runTurn(
-      {
-        session,
-        history,
-        maxSteps: session.config.max_steps,
-        maxTokens: turnBudget(session.config.max_tokens, config.limits.max_tokens_per_turn),
-        signal: lease.signal,
-        trace: start.trace,
-        ...(resume && { resume: resume.open }),
-      },
-      {
-        provider,
-        dispatcher: this.deps.dispatcher,
-        tools,
-        append,
-        publishLive: (event) =>
-          this.deps.log.publishLive(session.id, Math.max(tally.base, tally.highest), event),
-        inspectionFor: () => this.deps.inspectionFor(session, lease.token),
-        approvals: () =>
-          resume ? Promise.resolve(resume.watch) : ApprovalWatch.open(this.deps.bus, session.id),
-        approvalTimeoutMs: Math.round(config.limits.approval_timeout_seconds * 1000),
-        expireApproval: async (call) => {
-          await recordApproval(this.deps.log, (id) => this.#readAll(id), session.id, {
-            call_id: call.call_id,
-            decision: "deny",
-            expired: true,
-          });
+    let end: TurnRunEnd = "crashed";
+    try {
+      end = await runTurn(
+        {
+          session,
+          history,
+          maxSteps: session.config.max_steps,
+          maxTokens: turnBudget(session.config.max_tokens, config.limits.max_tokens_per_turn),
+          signal: lease.signal,
+          ...(resume && { resume: resume.open }),
         },
-        logger: this.deps.logger,
-        metrics: this.deps.metrics,
-      },
-    );
-    this.deps.metrics.turns.inc({ end });
+        {
+          provider: tracedModel(provider, modelLabels(config, session.config.model), span, tracing, metrics),
+          dispatcher: tracedTools(this.deps.dispatcher, span, tracing, metrics),
+          tools,
+          append,
+          publishLive: (event) =>
+            this.deps.log.publishLive(session.id, Math.max(tally.base, tally.highest), event),
+          inspectionFor: () => this.deps.inspectionFor(session, lease.token),
+          approvals: () =>
+            resume ? Promise.resolve(resume.watch) : ApprovalWatch.open(this.deps.bus, session.id),
+          approvalTimeoutMs: Math.round(config.limits.approval_timeout_seconds * 1000),
+          expireApproval: async (call) => {
+            await recordApproval(this.deps.log, (id) => this.#readAll(id), session.id, {
+              call_id: call.call_id,
+              decision: "deny",
+              expired: true,
+            });
+          },
+          logger: turnLogger(this.deps.logger, span),
+          metrics,
+        },
+      );
+    } catch (error) {
+      if (error instanceof TurnLeftWaiting) end = "left_waiting";
+      throw error;
+    } finally {
+      endTurnSpan(span, end);
+    }
+    metrics.turns.inc({ end });
+    metrics.turnSeconds.observe({ end }, (performance.now() - began) / 1000);
     return next;
   }
 
@@ -680,6 +716,16 @@ function crashed(error: unknown): Stranding {
   return {
     call: "Brain's turn stopped on an internal error while the call was out",
     turn: { code: "internal_error", message: "the turn stopped on an internal error; Brain's log has it" },
+  };
+}
+
+/** The labels of a model entry's calls: its name, its provider, and the provider's model. */
+function modelLabels(config: BrainConfig, name: string): ModelEntryLabels {
+  const entry = config.models.get(name);
+  return {
+    name,
+    provider: entry?.provider ?? "unknown",
+    model: entry && "model" in entry ? entry.model : name,
   };
 }
 

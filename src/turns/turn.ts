@@ -21,15 +21,14 @@ import {
 import type { SessionRecord } from "../sessions/session-record.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { childTraceparent, type TraceContext } from "../telemetry/trace-context.js";
-import type { ToolDispatcher } from "../tools/dispatch.js";
+import type { ToolCaller, ToolDispatcher } from "../tools/dispatch.js";
 import { ToolFailure } from "../tools/outcome.js";
 import type { ApprovalAnswer, ApprovalWatch } from "./approvals.js";
 import { LEASE_LOST, SHUTDOWN } from "./leases.js";
 
 export interface TurnDeps {
   provider: ModelProvider;
-  dispatcher: ToolDispatcher;
+  dispatcher: ToolCaller;
   /** The session's enabled tools that the host config still offers to its tenant. */
   tools: ReadonlyMap<string, ToolBinding>;
   append: (events: readonly NewEvent[], setStatus?: SessionStatus) => Promise<StoredEvent[]>;
@@ -53,8 +52,6 @@ export interface Turn {
   /** Input and output tokens the turn may use over its model calls; 0 for no budget. */
   maxTokens: number;
   signal: AbortSignal;
-  /** The trace the client's message belongs to, if it sent one. */
-  trace: TraceContext | undefined;
   /** A turn taken over from an owner that is gone, whose last step still has calls out. */
   resume?: OpenStep;
 }
@@ -364,7 +361,6 @@ async function callTool(turn: Turn, deps: TurnDeps, call: ToolCall): Promise<Too
       onProgress: (data) =>
         deps.publishLive({ type: "tool.progress", data: { call_id: call.call_id, name: call.name, data } }),
       ...(inspection && { inspection: { token: inspection.token, brainUrl: inspection.brainUrl } }),
-      ...(turn.trace && { traceparent: childTraceparent(turn.trace) }),
     });
   } finally {
     // the token stops working the moment the call returns, whatever the outcome
