@@ -122,14 +122,14 @@ function received(span: ISpan, resource: Record<string, unknown>): ReceivedSpan 
 }
 
 function attributesOf(list: IKeyValue[]): Record<string, unknown> {
-  return Object.fromEntries(list.map(({ key, value }) => [key, valueOf(value)]));
+  return Object.fromEntries(list.map(({ key, value }) => [key, anyValue(value)]));
 }
 
-function valueOf(value: IKeyValue["value"]): unknown {
+function anyValue(value: IKeyValue["value"]): unknown {
   if (value.stringValue != null) return value.stringValue;
   if (value.boolValue != null) return value.boolValue;
   if (value.intValue != null) return Number(value.intValue);
   if (value.doubleValue != null) return value.doubleValue;
-  if (value.arrayValue) return (value.arrayValue.values ?? []).map(valueOf);
+  if (value.arrayValue) return (value.arrayValue.values ?? []).map(anyValue);
   return undefined;
 }
