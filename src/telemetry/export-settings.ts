@@ -16,6 +16,8 @@ export interface ExportSettings {
   maxExportBatchSize: number;
   scheduledDelayMs: number;
   exportTimeoutMs: number;
+  /** How long one export request may take, its retries included. */
+  requestTimeoutMs: number;
 }
 
 export type SamplerSetting =
@@ -38,6 +40,7 @@ const DEFAULTS = {
   maxExportBatchSize: 512,
   scheduledDelayMs: 5000,
   exportTimeoutMs: 30_000,
+  requestTimeoutMs: 10_000,
 };
 
 /**
@@ -73,6 +76,13 @@ export function exportSettings(
         maxExportBatchSize: number("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", DEFAULTS.maxExportBatchSize, 1),
         scheduledDelayMs: number("OTEL_BSP_SCHEDULE_DELAY", DEFAULTS.scheduledDelayMs, 0),
         exportTimeoutMs: number("OTEL_BSP_EXPORT_TIMEOUT", DEFAULTS.exportTimeoutMs, 1),
+        requestTimeoutMs: number(
+          env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT?.trim()
+            ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"
+            : "OTEL_EXPORTER_OTLP_TIMEOUT",
+          DEFAULTS.requestTimeoutMs,
+          1,
+        ),
       }
     : undefined;
   if (settings && settings.maxExportBatchSize > settings.maxQueueSize) {

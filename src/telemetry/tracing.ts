@@ -63,7 +63,11 @@ export const untraced: Tracing = {
 export function createTracing(settings: ExportSettings | undefined, logger: Logger): Tracing {
   if (!settings) return untraced;
   const exporter = new LoggedExporter(
-    new OTLPTraceExporter({ url: settings.url, headers: settings.headers }),
+    new OTLPTraceExporter({
+      url: settings.url,
+      headers: settings.headers,
+      timeoutMillis: settings.requestTimeoutMs,
+    }),
     logger,
     settings.url,
   );
