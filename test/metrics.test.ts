@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
 import { needs } from "./helpers/host-needs.js";
@@ -109,6 +110,25 @@ describe("/metrics of a real Brain", () => {
     for (const secret of [sessionId, TOOL_TOKEN, brain.keys.acme, brain.keys.globex])
       expect(text).not.toContain(secret);
     expect(text).not.toMatch(/"(sess|call|msg)_[A-Za-z0-9]/);
+  });
+
+  it("serves every metric the example Grafana dashboard queries", () => {
+    const dashboard = JSON.parse(
+      readFileSync(new URL("../examples/grafana-dashboard.json", import.meta.url), "utf8"),
+    );
+    const queries: string[] = dashboard.panels.flatMap((panel: { targets?: { expr: string }[] }) =>
+      (panel.targets ?? []).map((target) => target.expr),
+    );
+    const queried = new Set(
+      queries.flatMap((expr) =>
+        [...expr.matchAll(/\b((?:brain|process|nodejs)_[a-z_]+)\{/g)].map(([, name]) =>
+          String(name).replace(/_(bucket|count|sum)$/, ""),
+        ),
+      ),
+    );
+    expect(queried.size).toBeGreaterThan(10);
+    const served = new Set(families().map((family) => family.name));
+    expect([...queried].filter((name) => !served.has(name))).toEqual([]);
   });
 
   it("ends exactly the counters' names in _total, as Prometheus' naming rules say", () => {
