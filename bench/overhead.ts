@@ -85,7 +85,10 @@ export const run: Benchmark = async (context) => {
       context.log(`overhead: round ${round}/${ROUNDS}, ${perRound} calls each`);
       samples.raw.push(...(await timeEach(perRound, raw.call)));
       samples.mcp.push(...(await mcp.session((call) => timeEach(perRound, call))));
-      for (const which of ["brain", "traced", "down"] as const) {
+      // each Brain goes first in turn, so none always follows the same client
+      const all = ["brain", "traced", "down"] as const;
+      const order = [...all.slice(round % 3), ...all.slice(0, round % 3)];
+      for (const which of order) {
         const cpuBefore = brains[which].process.cpuSeconds();
         samples[which].push(...(await clients[which].turn()));
         cpuSeconds[which] += brains[which].process.cpuSeconds() - cpuBefore;

@@ -114,13 +114,21 @@ export class BrainClient {
 
   /**
    * Send a user message: its turn starts (`seq`), or, with `onBusy: "enqueue"` while a turn runs,
-   * it waits in the session's queue (`queued`, its place).
+   * it waits in the session's queue (`queued`, its place). With `traceparent` (W3C), the turn's
+   * spans are children of that span.
    */
-  sendMessage(id: string, content: string, options: { onBusy?: OnBusy } = {}): Promise<PostMessageAnswer> {
-    return this.#json("POST", `/sessions/${encodeURIComponent(id)}/messages`, answers.posted, {
-      content,
-      ...(options.onBusy && { on_busy: options.onBusy }),
-    });
+  sendMessage(
+    id: string,
+    content: string,
+    options: { onBusy?: OnBusy; traceparent?: string } = {},
+  ): Promise<PostMessageAnswer> {
+    return this.#json(
+      "POST",
+      `/sessions/${encodeURIComponent(id)}/messages`,
+      answers.posted,
+      { content, ...(options.onBusy && { on_busy: options.onBusy }) },
+      options.traceparent ? { traceparent: options.traceparent } : {},
+    );
   }
 
   /** Approve or deny a call that waits for approval (`tool.approval_requested`). */
@@ -180,12 +188,19 @@ export class BrainClient {
     }
   }
 
-  async #json<T>(method: string, path: string, validate: Validator<T>, body?: unknown): Promise<T> {
+  async #json<T>(
+    method: string,
+    path: string,
+    validate: Validator<T>,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
     const signal = AbortSignal.timeout(this.#timeoutMs);
     try {
       const response = await fetch(`${this.#base}${path}`, {
         method,
         headers: {
+          ...headers,
           authorization: `Bearer ${this.apiKey}`,
           ...(body !== undefined && { "content-type": "application/json" }),
         },

@@ -38,20 +38,6 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** Post a message under the client's span `span`, as a traced client does. */
-async function postTraced(sessionId: string, span: string): Promise<void> {
-  const response = await fetch(`${brain.url}/sessions/${sessionId}/messages`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${brain.keys.acme}`,
-      "content-type": "application/json",
-      traceparent: traceparentFor(span),
-    },
-    body: JSON.stringify({ content: "go" }),
-  });
-  expect(response.status).toBe(202);
-}
-
 describe("a turn in a Brain killed with SIGKILL stays in its trace", () => {
   it("ended after the restart, and picked up while its call waits for approval", async () => {
     let client = brain.client();
@@ -63,8 +49,8 @@ describe("a turn in a Brain killed with SIGKILL stays in its trace", () => {
       tools: ["guarded"],
       script: [{ tool_calls: [{ name: "guarded", arguments: {} }] }, { text: "approved: {{result}}" }],
     });
-    await postTraced(hanging.id, "1111111111111111");
-    await postTraced(waiting.id, "2222222222222222");
+    await client.sendMessage(hanging.id, "go", { traceparent: traceparentFor("1111111111111111") });
+    await client.sendMessage(waiting.id, "go", { traceparent: traceparentFor("2222222222222222") });
     const turnSpanOf = async (sessionId: string) => {
       const events = await waitForEvents(client, sessionId, (all) => all.some((e) => e.type === "tool.call"));
       return String(ofType(events, "turn.started").at(-1)?.data.traceparent).split("-")[2] as string;

@@ -48,20 +48,6 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** Post a message the way a traced client does, with its `traceparent`. */
-async function postTraced(sessionId: string, traceparent: string): Promise<void> {
-  const response = await fetch(`${brain.url}/sessions/${sessionId}/messages`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${brain.keys.acme}`,
-      "content-type": "application/json",
-      traceparent,
-    },
-    body: JSON.stringify({ content: "look things up" }),
-  });
-  expect(response.status).toBe(202);
-}
-
 const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
   spans.filter((span) => span.parentSpanId === parent.spanId && span.traceId === parent.traceId);
 
@@ -87,7 +73,9 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
       ],
     });
     sessionId = session.id;
-    await postTraced(sessionId, `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`);
+    await client.sendMessage(sessionId, "look things up", {
+      traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`,
+    });
     await waitForEvents(client, sessionId, (events) => events.at(-1)?.type === "turn.completed");
     spans = await receiver.waitFor((all) =>
       all.some((span) => span.name === "turn" && span.parentSpanId === CLIENT_SPAN),
