@@ -10,6 +10,7 @@ import type { SessionRecord } from "../sessions/session-record.js";
 import { type AppendOptions, type Store, StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
+import { parseTraceparent, traceparentOf } from "../telemetry/trace-context.js";
 import { type ModelEntryLabels, tracedModel } from "../telemetry/traced-model.js";
 import { tracedTools } from "../telemetry/traced-tools.js";
 import { inSpan, type Span, type SpanContext, type Tracing } from "../telemetry/tracing.js";
@@ -141,7 +142,7 @@ export class TurnSupervisor {
       const started = await this.#start(session, content, trace, queue);
       if (started !== "busy") return started;
       if (onBusy !== "enqueue") return busy();
-      const queued = await this.#enqueue(session.id, content);
+      const queued = await this.#enqueue(session.id, content, trace);
       if (queued !== "idle") return queued;
     }
     return busy();
@@ -270,7 +271,12 @@ export class TurnSupervisor {
    * Put the message in the running turn's queue, if there is room. "idle" when the turn ended
    * meanwhile, so the message can start its own.
    */
-  async #enqueue(sessionId: string, content: string): Promise<{ queued: number } | SessionError | "idle"> {
+  async #enqueue(
+    sessionId: string,
+    content: string,
+    trace: SpanContext | undefined,
+  ): Promise<{ queued: number } | SessionError | "idle"> {
+    const traceparent = trace && traceparentOf(trace);
     const room = this.deps.config.limits.max_queued_messages;
     for (let attempt = 0; attempt < MESSAGE_ATTEMPTS; attempt++) {
       const events = await this.#readAll(sessionId);
@@ -282,7 +288,11 @@ export class TurnSupervisor {
         );
       }
       // the queue's length is known only if nothing was appended since it was read
-      const result = await this.deps.log.append(sessionId, [{ type: "message.queued", data: { content } }], {
+      const queued: NewEvent = {
+        type: "message.queued",
+        data: { content, ...(traceparent && { traceparent }) },
+      };
+      const result = await this.deps.log.append(sessionId, [queued], {
         expectStatus: ["running"],
         expectLastSeq: events.at(-1)?.seq ?? 0,
       });
@@ -443,7 +453,8 @@ export class TurnSupervisor {
         tally.base = lastSeq;
       }
       const head = lease.signal.aborted || this.#stopping ? undefined : tally.queue[0];
-      if (head) nextSpan ??= startTurnSpan(this.deps.tracing, session.id, undefined);
+      if (head)
+        nextSpan ??= startTurnSpan(this.deps.tracing, session.id, parseTraceparent(head.data.traceparent));
       const events: NewEvent[] =
         head && nextSpan
           ? [
@@ -517,7 +528,7 @@ export class TurnSupervisor {
       const events = await this.#readAll(sessionId);
       const [head, ...rest] = foldQueue([], events);
       if (!head) return lease.release();
-      const span = startTurnSpan(this.deps.tracing, sessionId, undefined);
+      const span = startTurnSpan(this.deps.tracing, sessionId, parseTraceparent(head.data.traceparent));
       const result = await this.deps.log.append(
         sessionId,
         [

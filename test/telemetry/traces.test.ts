@@ -3,18 +3,23 @@ import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { ofType, waitForEvents } from "../helpers/turns.js";
+import { anthropicError, anthropicReply } from "../providers/fake-anthropic.js";
+import { type FakeModelServer, startFakeModelServer } from "../providers/fake-model-server.js";
 
 const TOOL_TOKEN = "tool-token-5f1e9c2d7a";
+const PROVIDER_KEY = "sk-ant-test-2c8e4a6f0b1d3e5a";
 const COLLECTOR_KEY = "collector-key-8b3d0e6f4c";
 const CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";
 
 let receiver: OtlpReceiver;
 let service: ToolService;
+let provider: FakeModelServer;
 let brain: TestBrain;
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
+  provider = await startFakeModelServer();
   service = await startToolService({
     "/lookup": (call, res) => sendJson(res, textResult(`found ${JSON.stringify(call.body.arguments)}`)),
     "/broken": (_call, res) => sendJson(res, { message: "it broke" }, 500),
@@ -28,10 +33,23 @@ beforeAll(async () => {
     tenants: ["acme"],
   });
   brain = await startBrain(
-    { tools: [binding("lookup"), binding("broken")] },
+    {
+      tools: [binding("lookup"), binding("broken")],
+      models: [
+        { name: "default", provider: "scripted" },
+        {
+          name: "claude",
+          provider: "anthropic",
+          model: "claude-sonnet-4-5",
+          base_url: provider.url,
+          api_key_env: "PROVIDER_KEY",
+        },
+      ],
+    },
     {
       env: {
         TOOL_TOKEN,
+        PROVIDER_KEY,
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
         OTEL_EXPORTER_OTLP_HEADERS: `x-collector-key=${COLLECTOR_KEY}`,
         OTEL_SERVICE_NAME: "brain-under-test",
@@ -45,6 +63,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await brain?.stop();
   await service?.close();
+  await provider?.close();
   await receiver?.close();
 });
 
@@ -160,7 +179,7 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
   it("sends the collector's headers, and no key or token of Brain's in a span", () => {
     expect(receiver.requests.at(-1)?.headers["x-collector-key"]).toBe(COLLECTOR_KEY);
     const exported = receiver.requests.map((request) => request.body).join("\n");
-    for (const secret of [TOOL_TOKEN, brain.keys.acme, brain.keys.globex, COLLECTOR_KEY])
+    for (const secret of [TOOL_TOKEN, PROVIDER_KEY, brain.keys.acme, brain.keys.globex, COLLECTOR_KEY])
       expect(exported).not.toContain(secret);
     expect(brain.logs()).not.toContain(COLLECTOR_KEY);
   });
@@ -188,5 +207,62 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
     expect(exported?.name).toBe("turn");
     expect(exported?.traceId).toBe(traceId);
     expect(exported?.parentSpanId).toBeUndefined();
+  });
+});
+
+describe("a message queued while a turn runs", () => {
+  it("has its turn under the span it was sent with, named in its turn.started", async () => {
+    const client = brain.client();
+    const session = await client.createSession({
+      script: [{ text: "first", delay_ms: 300 }, { text: "second" }],
+    });
+    await client.sendMessage(session.id, "one");
+    const queuedUnder = `00-${CLIENT_TRACE}-${"a".repeat(16)}-01`;
+    expect(
+      await client.sendMessage(session.id, "two", { onBusy: "enqueue", traceparent: queuedUnder }),
+    ).toEqual({
+      queued: 1,
+    });
+    const events = await waitForEvents(
+      client,
+      session.id,
+      (all) => ofType(all, "turn.completed").length === 2,
+    );
+    expect(ofType(events, "message.queued")[0]?.data.traceparent).toBe(queuedUnder);
+    const [, traceId, spanId] = String(ofType(events, "turn.started").at(-1)?.data.traceparent).split("-");
+    expect(traceId).toBe(CLIENT_TRACE);
+    const spans = await receiver.waitFor((all) => all.some((span) => span.spanId === spanId));
+    expect(spans.find((span) => span.spanId === spanId)).toMatchObject({
+      name: "turn",
+      parentSpanId: "a".repeat(16),
+    });
+  });
+});
+
+describe("a model call to a provider, retried once", () => {
+  it("has the provider's response id and a retry event on its span", async () => {
+    provider.enqueue(
+      anthropicError(529, "overloaded_error", "Overloaded", { "retry-after": "0" }),
+      anthropicReply({ text: "hello", usage: { input: 42, output: 7 } }),
+    );
+    const client = brain.client();
+    const session = await client.createSession({ model: "claude" });
+    await client.sendMessage(session.id, "hi");
+    await waitForEvents(client, session.id, (events) => events.at(-1)?.type === "turn.completed");
+    const spans = await receiver.waitFor((all) => all.some((span) => span.name === "chat claude-sonnet-4-5"));
+    const call = spans.find((span) => span.name === "chat claude-sonnet-4-5");
+    expect(call?.attributes).toMatchObject({
+      "gen_ai.system": "anthropic",
+      "gen_ai.request.model": "claude-sonnet-4-5",
+      "gen_ai.response.id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+      "gen_ai.usage.input_tokens": 42,
+      "gen_ai.usage.output_tokens": 7,
+    });
+    expect(call?.events).toEqual([
+      {
+        name: "retry",
+        attributes: expect.objectContaining({ attempt: 2, "error.type": "provider_overloaded" }),
+      },
+    ]);
   });
 });
