@@ -23,7 +23,7 @@ export interface ToolCallRequest {
   /** Only for bindings with inspect_session. */
   inspection?: { token: string; brainUrl: string };
   traceparent?: string;
-  /** The call's span, which the response's status and size are written on. */
+  /** The call's span, which the response's status is written on. */
   span?: Span;
 }
 
