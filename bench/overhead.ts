@@ -12,8 +12,11 @@ import { summarize, timeEach } from "./stats.js";
 
 /** Enough for V8 to finish optimizing Brain's hot path: with 200, p50 came out 0.1 ms higher. */
 const WARMUP_CALLS = 2000;
-/** Rounds alternate the three clients, so a drift of the machine touches all of them alike. */
-const ROUNDS = 4;
+/**
+ * Rounds alternate the clients, so a drift of the machine touches all of them alike; sixteen short
+ * ones rather than four long ones, so that a burst of another process's load falls on each of them.
+ */
+const ROUNDS = 16;
 /** A turn may take 1000 model calls (limits.max_steps_per_turn): 999 tool steps and the last word. */
 const MAX_TOOL_STEPS = 999;
 

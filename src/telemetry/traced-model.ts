@@ -28,7 +28,7 @@ export function tracedModel(
     complete: async (request) => {
       const span = tracing.start(
         `chat ${entry.model}`,
-        parent.spanContext(),
+        parent,
         {
           "gen_ai.operation.name": "chat",
           "gen_ai.system": entry.provider,

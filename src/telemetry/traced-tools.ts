@@ -14,7 +14,7 @@ export function tracedTools(tools: ToolCaller, parent: Span, tracing: Tracing, m
       const tool = request.binding?.name ?? "(unknown)";
       const span = tracing.start(
         `execute_tool ${tool}`,
-        parent.spanContext(),
+        parent,
         {
           "gen_ai.operation.name": "execute_tool",
           "gen_ai.tool.name": request.name,

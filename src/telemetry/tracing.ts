@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   type Attributes,
+  type Context,
   INVALID_SPAN_CONTEXT,
   isSpanContextValid,
   ROOT_CONTEXT,
@@ -39,7 +40,7 @@ const SHUTDOWN_WAIT_MS = 5000;
 export interface Tracing {
   readonly exporting: boolean;
   /** A span under `parent` (a span of ours or the client's), or a trace of its own without one. */
-  start(name: string, parent: SpanContext | undefined, attributes?: Attributes, kind?: SpanKind): Span;
+  start(name: string, parent: Span | SpanContext | undefined, attributes?: Attributes, kind?: SpanKind): Span;
   /** Export what is queued, for at most a few seconds, and stop. */
   shutdown(): Promise<void>;
 }
@@ -48,16 +49,36 @@ const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 export const untraced: Tracing = {
   exporting: false,
-  start: (_name, parent) =>
-    parent && isSpanContextValid(parent)
+  start: (_name, parent) => {
+    const context = parent && ("spanContext" in parent ? parent.spanContext() : parent);
+    return context && isSpanContextValid(context)
       ? trace.wrapSpanContext({
-          traceId: parent.traceId,
+          traceId: context.traceId,
           spanId: randomBytes(8).toString("hex"),
-          traceFlags: parent.traceFlags,
+          traceFlags: context.traceFlags,
         })
-      : NO_SPAN,
+      : NO_SPAN;
+  },
   shutdown: async () => undefined,
 };
+
+/**
+ * The context a child of `parent` starts in, made once per parent: a turn's span is the parent of
+ * every span of its calls and appends.
+ */
+const parentContexts = new WeakMap<Span | SpanContext, Context>();
+function contextOf(parent: Span | SpanContext | undefined): Context {
+  if (!parent) return ROOT_CONTEXT;
+  let context = parentContexts.get(parent);
+  if (!context) {
+    context =
+      "spanContext" in parent
+        ? trace.setSpan(ROOT_CONTEXT, parent)
+        : trace.setSpanContext(ROOT_CONTEXT, parent);
+    parentContexts.set(parent, context);
+  }
+  return context;
+}
 
 /** Tracing as `settings` say: off without them. */
 export function createTracing(settings: ExportSettings | undefined, logger: Logger): Tracing {
@@ -88,11 +109,7 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
   return {
     exporting: true,
     start: (name, parent, attributes, kind = SpanKind.INTERNAL) =>
-      tracer.startSpan(
-        name,
-        { kind, ...(attributes && { attributes }) },
-        parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT,
-      ),
+      tracer.startSpan(name, { kind, ...(attributes && { attributes }) }, contextOf(parent)),
     shutdown: async () => {
       let waited: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timed out">((resolve) => {
@@ -121,7 +138,7 @@ export async function inSpan<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   if (!tracing.exporting) return work();
-  const span = tracing.start(name, parent.spanContext(), attributes);
+  const span = tracing.start(name, parent, attributes);
   try {
     return await work();
   } catch (error) {
