@@ -47,6 +47,8 @@ export async function startBrainProcess(
     postgres?: { url: string; leaseSeconds?: number };
     /** The bench tenant's key, for instances that must share it; a new one otherwise. */
     key?: string;
+    /** More environment: the OpenTelemetry variables, say. */
+    env?: Record<string, string>;
   },
 ): Promise<BenchBrain> {
   const dir = mkdtempSync(join(tmpdir(), "brain-bench-"));
@@ -73,6 +75,7 @@ export async function startBrainProcess(
       BENCH_API_KEY: key,
       BRAIN_TOOLS_KEY: setup.toolsKey,
       ...(setup.postgres && { DATABASE_URL: setup.postgres.url }),
+      ...setup.env,
     },
     execArgv: [
       ...(setup.execArgv ?? []),

@@ -12,8 +12,11 @@ import { summarize, timeEach } from "./stats.js";
 
 /** Enough for V8 to finish optimizing Brain's hot path: with 200, p50 came out 0.1 ms higher. */
 const WARMUP_CALLS = 2000;
-/** Rounds alternate the three clients, so a drift of the machine touches all of them alike. */
-const ROUNDS = 4;
+/**
+ * Rounds alternate the clients, so a drift of the machine touches all of them alike; sixteen short
+ * ones rather than four long ones, so that a burst of another process's load falls on each of them.
+ */
+const ROUNDS = 16;
 /** A turn may take 1000 model calls (limits.max_steps_per_turn): 999 tool steps and the last word. */
 const MAX_TOOL_STEPS = 999;
 
@@ -35,48 +38,121 @@ export const run: Benchmark = async (context) => {
     env: {},
     ready: (line) => line.match(/listening on (\S+)/)?.[1],
   });
-  const brain = await startBrainProcess(context, {
-    name: "overhead",
-    echoUrl: echo.ready,
-    toolsKey: token,
-    script: [...echoTurn(WARMUP_CALLS), ...Array.from({ length: ROUNDS }, () => echoTurn(perRound)).flat()],
+  const collector = await startNode({
+    root: context.root,
+    args: ["dist/bench/otlp-sink.js"],
+    env: {},
+    ready: (line) => line.match(/listening on (\S+)/)?.[1],
   });
+  // a port nothing listens on: the collector is down
+  const down = await startNode({
+    root: context.root,
+    args: ["dist/bench/otlp-sink.js"],
+    env: {},
+    ready: (line) => line.match(/listening on (\S+)/)?.[1],
+  });
+  await down.stop();
+  const script = [
+    ...echoTurn(WARMUP_CALLS),
+    ...Array.from({ length: ROUNDS }, () => echoTurn(perRound)).flat(),
+  ];
+  const brainAs = (name: string, env: Record<string, string> = {}) =>
+    startBrainProcess(context, { name, echoUrl: echo.ready, toolsKey: token, script, env });
+  // the three Brains run side by side, so each round measures them under the same machine load
+  const brains = {
+    brain: await brainAs("overhead"),
+    traced: await brainAs("overhead-traced", { OTEL_EXPORTER_OTLP_ENDPOINT: collector.ready }),
+    down: await brainAs("overhead-collector-down", { OTEL_EXPORTER_OTLP_ENDPOINT: down.ready }),
+  };
   const raw = rawClient(echo.ready, "/tools/echo", token);
   const mcp = mcpClient(mcpServer.ready);
-  const brainCalls = await brainClient(brain);
+  const clients = {
+    brain: await brainClient(brains.brain),
+    traced: await brainClient(brains.traced),
+    down: await brainClient(brains.down),
+  };
   try {
     context.log(`overhead: warming up (${WARMUP_CALLS} calls each)`);
     await timeEach(WARMUP_CALLS, raw.call);
     await mcp.session((call) => timeEach(WARMUP_CALLS, call));
-    await brainCalls.turn();
-    const samples = { raw: [] as number[], mcp: [] as number[], brain: [] as number[] };
-    let brainCpuSeconds = 0;
+    for (const client of Object.values(clients)) await client.turn();
+    const samples = {
+      raw: [] as number[],
+      mcp: [] as number[],
+      brain: [] as number[],
+      traced: [] as number[],
+      down: [] as number[],
+    };
+    const cpuSeconds = { brain: 0, traced: 0, down: 0 };
     for (let round = 1; round <= ROUNDS; round++) {
       context.log(`overhead: round ${round}/${ROUNDS}, ${perRound} calls each`);
       samples.raw.push(...(await timeEach(perRound, raw.call)));
       samples.mcp.push(...(await mcp.session((call) => timeEach(perRound, call))));
-      const cpuBefore = brain.process.cpuSeconds();
-      samples.brain.push(...(await brainCalls.turn()));
-      brainCpuSeconds += brain.process.cpuSeconds() - cpuBefore;
+      // each Brain goes first in turn, so none always follows the same client
+      const all = ["brain", "traced", "down"] as const;
+      const order = [...all.slice(round % 3), ...all.slice(0, round % 3)];
+      for (const which of order) {
+        const cpuBefore = brains[which].process.cpuSeconds();
+        samples[which].push(...(await clients[which].turn()));
+        cpuSeconds[which] += brains[which].process.cpuSeconds() - cpuBefore;
+      }
     }
-    const cpuPerCall = (brainCpuSeconds / (perRound * ROUNDS)) * 1e6;
+    const cpuPerCall = (which: keyof typeof cpuSeconds) =>
+      ((cpuSeconds[which] / (perRound * ROUNDS)) * 1e6).toFixed(0);
+    const rawSummary = summarize(samples.raw);
     return {
       id: "overhead",
       title: "Tool-call overhead (sequential echo calls)",
       params: { calls_per_client: perRound * ROUNDS, rounds: ROUNDS, warmup_calls: WARMUP_CALLS },
-      figures: overheadFigures(summarize(samples.brain), summarize(samples.raw), summarize(samples.mcp)),
+      figures: [
+        ...overheadFigures(summarize(samples.brain), rawSummary, summarize(samples.mcp)),
+        ...tracingFigures(
+          summarize(samples.brain),
+          summarize(samples.traced),
+          summarize(samples.down),
+          rawSummary,
+        ),
+      ],
       notes: [
         "Brain: one session, a scripted turn whose every step makes one echo call; a call's latency is the time between consecutive tool.result events on an SSE client (model step, tool.call stored, POST, result read and checked, tool.result stored and published).",
-        `Brain's CPU per call (user + system, from /proc): ${cpuPerCall.toFixed(0)} µs.`,
+        `Brain's CPU per call (user + system, from /proc): ${cpuPerCall("brain")} µs; exporting traces ${cpuPerCall("traced")} µs; with the collector down ${cpuPerCall("down")} µs.`,
+        "traces: the same Brain exporting every span (turn, model call, tool call, store append) over OTLP/HTTP to a collector's receiving end in its own process (bench/otlp-sink.ts), and to a port nothing listens on (collector down); both run side by side with the Brain that exports nothing, each round timing all three.",
         "raw: undici Pool.request POST of Brain's request body to the same echo service, one connection.",
         "MCP: @modelcontextprotocol/sdk Client.callTool over StreamableHTTPClientTransport to an McpServer echo tool (StreamableHTTPServerTransport, stateful session, default SSE responses), in its own process.",
       ],
     };
   } finally {
-    await Promise.allSettled([raw.close(), brainCalls.close()]);
-    await Promise.allSettled([brain.stop(), echo.stop(), mcpServer.stop()]);
+    await Promise.allSettled([raw.close(), ...Object.values(clients).map((client) => client.close())]);
+    await Promise.allSettled([
+      ...Object.values(brains).map((brain) => brain.stop()),
+      echo.stop(),
+      mcpServer.stop(),
+      collector.stop(),
+    ]);
   }
 };
+
+/** What exporting traces adds to Brain's added latency, against the same Brain exporting nothing. */
+function tracingFigures(
+  off: ReturnType<typeof summarize>,
+  traced: ReturnType<typeof summarize>,
+  down: ReturnType<typeof summarize>,
+  raw: ReturnType<typeof summarize>,
+): Figure[] {
+  const addedOff = off.p50 - raw.p50;
+  const figure = (name: string, value: number): Figure => ({
+    name,
+    value,
+    unit: "ms",
+    reference: { name: "no export", value: addedOff },
+    target: { text: "≤ 1.05×", met: value <= addedOff * 1.05 },
+  });
+  return [
+    figure("added latency p50, traces exported", traced.p50 - raw.p50),
+    figure("added latency p50, collector down", down.p50 - raw.p50),
+    versus("tool call p99, traces exported", traced.p99, "no export", off.p99),
+  ];
+}
 
 function overheadFigures(
   brain: ReturnType<typeof summarize>,

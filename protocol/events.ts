@@ -8,6 +8,8 @@ import { StringEnum } from "./validation.js";
 // A session's events: each type's data is a schema of its own, and the event types are derived from
 // them, so that a client narrows an event by its `type` and reads typed data.
 
+const Traceparent = Type.String({ pattern: "^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$" });
+
 const Usage = Type.Object({ input_tokens: Type.Integer(), output_tokens: Type.Integer() });
 
 export const ToolCallSchema = Type.Object({
@@ -48,8 +50,24 @@ export const StoredEventSchema = Type.Union([
     }),
   ),
   /** A message sent with on_busy "enqueue" while a turn ran: its turn starts when the turn before it ends. */
-  stored("message.queued", Type.Object({ content: Type.String() })),
-  stored("turn.started", Type.Object({})),
+  stored(
+    "message.queued",
+    Type.Object({
+      content: Type.String(),
+      /** The W3C traceparent the message came with, which its turn's span goes under. */
+      traceparent: Type.Optional(Traceparent),
+    }),
+  ),
+  stored(
+    "turn.started",
+    Type.Object({
+      /**
+       * The W3C traceparent of the turn's span, where the turn is in a trace: a turn ended or picked
+       * up by another process after a restart or takeover goes on in the same trace.
+       */
+      traceparent: Type.Optional(Traceparent),
+    }),
+  ),
   stored(
     "message.assistant",
     Type.Object({

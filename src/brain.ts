@@ -13,6 +13,7 @@ import { openBackend } from "./store/backend.js";
 import type { Store } from "./store/store.js";
 import { createLogger, type Logger } from "./telemetry/logger.js";
 import { createMetrics } from "./telemetry/metrics.js";
+import { createTracing } from "./telemetry/tracing.js";
 import { ToolDispatcher } from "./tools/dispatch.js";
 import { TurnSupervisor } from "./turns/supervisor.js";
 
@@ -48,12 +49,13 @@ const STOP_WAIT_MS = 10_000;
 export async function startBrain(config: BrainConfig, options: StartOptions = {}): Promise<RunningBrain> {
   const logger = createLogger(config.logLevel, options.logDestination);
   const metrics = createMetrics();
+  const tracing = createTracing(config.tracing, logger);
   const backend = await openBackend(config.store, {
     logger,
     ...(options.openStore && { openStore: options.openStore }),
   });
   const { store, bus, inspection } = backend;
-  const log = new EventLog(store, bus);
+  const log = new EventLog(store, bus, metrics);
   const dispatcher = new ToolDispatcher({
     headersTimeoutMs: Math.round(config.limits.tool_headers_timeout_seconds * 1000),
     maxProgressBytes: config.limits.max_progress_bytes,
@@ -82,9 +84,11 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     },
     logger,
     metrics,
+    tracing,
     stopWaitMs: STOP_WAIT_MS,
     takeoverEveryMs: backend.takeoverEveryMs,
   });
+  metrics.readings.leasesHeld = () => turns.runningTurns();
   const sessions = new SessionDirectory({ config, store, log, turns });
   const recovered = await turns.recover();
   if (recovered > 0) logger.warn({ sessions: recovered }, "ended turns a previous run left running");
@@ -118,7 +122,15 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
   const url = `http://${host}:${address.port}`;
   publicUrl ??= url;
   turns.watchForOwnerlessTurns();
-  logger.info({ url, ...backend.location, tools: config.tools.size }, "brain listening");
+  logger.info(
+    {
+      url,
+      ...backend.location,
+      tools: config.tools.size,
+      ...(config.tracing && { otlp_url: config.tracing.url }),
+    },
+    "brain listening",
+  );
 
   return {
     url,
@@ -132,6 +144,7 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await dispatcher.close();
       await backend.close();
+      await tracing.shutdown();
       logger.flush();
     },
   };

@@ -211,6 +211,24 @@ describe("brain -check", () => {
     ]);
   });
 
+  it("checks telemetry.otlp_endpoint and the OpenTelemetry variables, never quoting a header", () => {
+    const traced = { ...baseConfig(), telemetry: { otlp_endpoint: "http://127.0.0.1:4318" } };
+    expect(check(traced).code).toBe(0);
+    expect(problems(check({ ...baseConfig(), telemetry: { otlp_endpoint: "collector:4318" } }))).toEqual([
+      'telemetry.otlp_endpoint: must be an absolute http or https URL, not "collector:4318"',
+    ]);
+    const malformed = check(traced, {
+      ...ENV,
+      OTEL_EXPORTER_OTLP_HEADERS: "collector-key-without-a-name",
+      OTEL_TRACES_SAMPLER: "sometimes",
+    });
+    expect(problems(malformed)).toEqual([
+      "OTEL_EXPORTER_OTLP_HEADERS: each entry must be key=value with a URL-encoded value",
+      'OTEL_TRACES_SAMPLER: must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio, not "sometimes"',
+    ]);
+    expect(malformed.stderr).not.toContain("collector-key-without-a-name");
+  });
+
   it("refuses a key or token no header can carry, naming the variable, in -check and at start", () => {
     const model = baseConfig() as Record<string, unknown>;
     model.models = [

@@ -22,6 +22,8 @@ export interface EventStreamOptions {
   endSignal?: AbortSignal;
   onOpen?: () => void;
   onClose?: () => void;
+  /** Bytes of each event written to the client. */
+  onWritten?: (bytes: number) => void;
 }
 
 // events read from the store at a time, which a client that stops reading holds at most
@@ -77,6 +79,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
       lastSeq = event.seq;
     }
     res.write(frame);
+    options.onWritten?.(Buffer.byteLength(frame));
     if (event.type !== "session.closed") return true;
     end();
     return false;

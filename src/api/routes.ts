@@ -360,6 +360,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
           ...(ctx.inspection && { endSignal: ctx.inspection.revoked }),
           onOpen: () => metrics.sseClients.inc(),
           onClose: () => metrics.sseClients.dec(),
+          onWritten: (bytes) => metrics.sseBytes.inc(bytes),
         });
       },
     },

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
+import { parseTraceparent } from "../telemetry/trace-context.js";
 import { type Authenticator, bearerToken } from "./auth.js";
 import { answerClientError } from "./client-error.js";
 import { ApiError } from "./errors.js";
@@ -77,9 +78,24 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: Se
   }
   const match = deps.router.match(req.method ?? "GET", url.pathname);
   let routeLabel = "(none)";
-  res.on("finish", () =>
-    deps.metrics.httpRequests.inc({ method: req.method ?? "", route: routeLabel, status: res.statusCode }),
-  );
+  const started = performance.now();
+  res.on("finish", () => {
+    deps.metrics.httpRequests.inc({ method: req.method ?? "", route: routeLabel, status: res.statusCode });
+    // the route's template, never its path: a path carries session and call ids
+    if (deps.logger.isLevelEnabled("debug")) {
+      const trace = parseTraceparent(req.headers.traceparent);
+      deps.logger.debug(
+        {
+          method: req.method,
+          route: routeLabel,
+          status: res.statusCode,
+          duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+          ...(trace && { trace_id: trace.traceId }),
+        },
+        "request",
+      );
+    }
+  });
   if (match.kind === "not_found")
     return sendError(res, new ApiError("not_found", `no route for ${url.pathname}`));
   if (match.kind === "method_not_allowed") {

@@ -109,17 +109,19 @@ export class BrainClient {
   /**
    * Send a user message: its turn starts (`seq`), or, with `onBusy: "enqueue"` while a turn runs,
    * it waits in the session's queue (`queued`, its place). `idempotencyKey`: a retry with the same
-   * key gets the first answer again and stores nothing twice.
+   * key gets the first answer again and stores nothing twice. With `traceparent` (W3C), the turn's
+   * spans are children of that span.
    */
   sendMessage(
     id: string,
     content: string,
-    options: RequestOptions & { onBusy?: OnBusy; idempotencyKey?: string } = {},
+    options: RequestOptions & { onBusy?: OnBusy; idempotencyKey?: string; traceparent?: string } = {},
   ): Promise<PostMessageAnswer> {
-    const { onBusy, ...rest } = options;
+    const { onBusy, traceparent, ...rest } = options;
     return this.#json("POST", sessionPath(id, "/messages"), answers.posted, {
       ...rest,
       body: { content, ...(onBusy && { on_busy: onBusy }) },
+      ...(traceparent && { headers: { traceparent } }),
     });
   }
 
@@ -246,7 +248,11 @@ export class BrainClient {
     method: "GET" | "POST" | "DELETE",
     path: string,
     validate: Validator<T>,
-    options: RequestOptions & { body?: unknown; idempotencyKey?: string } = {},
+    options: RequestOptions & {
+      body?: unknown;
+      idempotencyKey?: string;
+      headers?: Record<string, string>;
+    } = {},
   ): Promise<T> {
     const what = `${method} ${path.split("?")[0]}`;
     // only a GET, or a POST with an idempotency key, is safe to send again: another POST or a
@@ -259,6 +265,7 @@ export class BrainClient {
         const response = await fetch(`${this.#base}${path}`, {
           method,
           headers: {
+            ...options.headers,
             authorization: `Bearer ${this.apiKey}`,
             ...(options.body !== undefined && { "content-type": "application/json" }),
             ...(options.idempotencyKey !== undefined && { "idempotency-key": options.idempotencyKey }),

@@ -5,6 +5,7 @@ import { type Listen, listenOf, urlProblem } from "../../runtime/addresses.js";
 import { readJsonFile } from "../../runtime/config-file.js";
 import { envSecret, type Secret } from "../../runtime/secret.js";
 import { type ContextWindow, contextWindowOf } from "../context/window.js";
+import { type ExportSettings, exportSettings } from "../telemetry/export-settings.js";
 import {
   DEFAULT_INSPECT_SESSION,
   DEFAULT_LIMITS,
@@ -74,6 +75,8 @@ export interface BrainConfig {
   defaultModel: string;
   tools: ReadonlyMap<string, ToolBinding>;
   limits: Limits;
+  /** Where traces are exported; undefined: tracing is off. */
+  tracing: ExportSettings | undefined;
 }
 
 export type LoadResult = { ok: true; config: BrainConfig } | { ok: false; problems: string[] };
@@ -98,6 +101,7 @@ const validateField = {
   log_level: compile<HostConfig["log_level"]>(properties.log_level),
   store: compile<HostConfig["store"]>(properties.store),
   limits: compile<HostConfig["limits"]>(properties.limits),
+  telemetry: compile<HostConfig["telemetry"]>(properties.telemetry),
 };
 
 /**
@@ -260,7 +264,9 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
 
   const store = storeOf(config.store, options.baseDir, secret, problems);
   const limits: Limits = { ...DEFAULT_LIMITS, ...config.limits };
-  if (problems.length > 0 || !listen || !store) return { ok: false, problems };
+  const tracing = exportSettings(options.env, config.telemetry?.otlp_endpoint);
+  if (!tracing.ok) problems.push(...tracing.problems);
+  if (problems.length > 0 || !listen || !store || !tracing.ok) return { ok: false, problems };
   return {
     ok: true,
     config: {
@@ -273,6 +279,7 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
       defaultModel: models.has("default") ? "default" : (models.keys().next().value ?? "default"),
       tools,
       limits,
+      tracing: tracing.settings,
     },
   };
 }

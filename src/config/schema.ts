@@ -282,6 +282,20 @@ export const HostConfigSchema = Type.Object(
     models: Type.Array(ModelSchema, { minItems: 1 }),
     tools: Type.Optional(Type.Array(ToolBindingSchema)),
     limits: Type.Optional(LimitsSchema),
+    telemetry: Type.Optional(
+      Type.Object(
+        {
+          otlp_endpoint: Type.Optional(
+            Type.String({
+              minLength: 1,
+              description:
+                "The OTLP/HTTP base URL traces are exported to (…/v1/traces is added), as OTEL_EXPORTER_OTLP_ENDPOINT, which wins over it. Traces are off without either.",
+            }),
+          ),
+        },
+        strict,
+      ),
+    ),
   },
   {
     ...strict,

@@ -1,6 +1,7 @@
 import type { NewEvent, NewLiveEvent, StoredEvent } from "../../protocol/events.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import type { AppendOptions, AppendResult, NewSession, Store } from "../store/store.js";
+import type { Metrics } from "../telemetry/metrics.js";
 import type { EventBus } from "./bus.js";
 
 /**
@@ -11,6 +12,7 @@ export class EventLog {
   constructor(
     private readonly store: Store,
     private readonly bus: EventBus,
+    private readonly metrics?: Pick<Metrics, "storeAppendSeconds">,
   ) {}
 
   async createSession(
@@ -30,7 +32,9 @@ export class EventLog {
     // no client anywhere may get this append's events before a live event published ahead of them
     const liveSent = this.bus.liveSent();
     if (liveSent) await liveSent;
+    const started = performance.now();
     const result = await this.store.append(sessionId, events, options);
+    this.metrics?.storeAppendSeconds.observe((performance.now() - started) / 1000);
     if (result.ok) this.bus.publishStored(sessionId, result.events);
     return result;
   }

@@ -25,12 +25,14 @@ export class AnthropicStreamFold implements StreamFold<StreamEvent> {
   #stopped = false;
   #input = 0;
   #output = 0;
+  #responseId: string | undefined;
   size = 0;
 
   /** Take one event; returns the text it adds, if any. */
   push(event: StreamEvent): string | undefined {
     switch (event.type) {
       case "message_start":
+        this.#responseId = event.message.id;
         this.#setUsage(event.message.usage);
         return undefined;
       case "content_block_start": {
@@ -90,6 +92,7 @@ export class AnthropicStreamFold implements StreamFold<StreamEvent> {
       ),
       stop_reason: this.#stopReason ?? "end_turn",
       usage: { input_tokens: this.#input, output_tokens: this.#output },
+      ...(this.#responseId && { response_id: this.#responseId }),
     };
   }
 

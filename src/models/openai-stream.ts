@@ -33,10 +33,12 @@ export class OpenAIStreamFold implements StreamFold<Chunk> {
   #finishReason: string | undefined;
   #input = 0;
   #output = 0;
+  #responseId: string | undefined;
   size = 0;
 
   /** Take one chunk; returns the text it adds, if any. */
   push(chunk: Chunk): string | undefined {
+    this.#responseId ||= chunk.id || undefined;
     if (chunk.usage) {
       this.#input = chunk.usage.prompt_tokens ?? 0;
       this.#output = chunk.usage.completion_tokens ?? 0;
@@ -91,6 +93,7 @@ export class OpenAIStreamFold implements StreamFold<Chunk> {
       // some local servers finish a message with tool calls as "stop"; the calls say what it is
       stop_reason: calls.length > 0 && stopReason === "end_turn" ? "tool_use" : stopReason,
       usage: { input_tokens: this.#input, output_tokens: this.#output },
+      ...(this.#responseId && { response_id: this.#responseId }),
     };
   }
 }

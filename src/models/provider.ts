@@ -51,6 +51,8 @@ export interface ModelRequest {
    * text of an attempt that failed and was retried is superseded by the next attempt's.
    */
   onDelta: (text: string, attempt: number) => void;
+  /** Told before each retry: the attempt about to be made (2 for the first retry), the failure code of the last, the wait before it. */
+  onRetry?: (attempt: number, code: string, waitMs: number) => void;
 }
 
 export interface ModelReply {
@@ -58,6 +60,8 @@ export interface ModelReply {
   tool_calls: { name: string; arguments: unknown; provider_call_id?: string }[];
   stop_reason: string;
   usage: Usage;
+  /** The provider's id of its response (`msg_…`, `chatcmpl-…`), where it gives one. */
+  response_id?: string;
 }
 
 export interface ModelProvider {

@@ -69,10 +69,12 @@ export function completeStreamed<Event>(call: StreamedCall<Event>): Promise<Mode
     policy: settings.retry,
     signal: request.signal,
     judge: call.judge,
-    onRetry: (failure, waitMs, attempt) =>
+    onRetry: (failure, waitMs, attempt) => {
       call.logger?.warn(
         { model: call.model, session_id: request.session.id, code: failure.code, attempt, wait_ms: waitMs },
         `model call failed, retrying: ${failure.message}`,
-      ),
+      );
+      request.onRetry?.(attempt, failure.code, waitMs);
+    },
   });
 }

@@ -4,7 +4,8 @@ export type { Logger };
 
 /**
  * Brain's logger: JSON lines. Secrets are Secret objects that serialize as "[redacted]", and the
- * redact paths catch the header and body fields that carry tokens if one is ever logged whole.
+ * redact paths catch the header and body fields that carry tokens if one is ever logged whole (a
+ * collector's headers, OTEL_EXPORTER_OTLP_HEADERS, are never logged at all).
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
@@ -23,6 +24,16 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
           "*.token",
           "api_key",
           "*.api_key",
+          "password",
+          "*.password",
+          "secret",
+          "*.secret",
+          "headers.cookie",
+          "*.headers.cookie",
+          'headers["proxy-authorization"]',
+          '*.headers["proxy-authorization"]',
+          'headers["x-api-key"]',
+          '*.headers["x-api-key"]',
         ],
         censor: "[redacted]",
       },

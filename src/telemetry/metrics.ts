@@ -7,6 +7,8 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
  */
 export function createMetrics() {
   const registry = new Registry();
+  /** What the gauges read when scraped, set once the parts they read exist. */
+  const readings = { leasesHeld: () => 0 };
   // under the names every Node dashboard looks for: process_cpu_seconds_total, nodejs_heap_size_used_bytes …
   collectDefaultMetrics({ register: registry });
   // gauges named as counters are, which Prometheus' lint refuses (promtool check metrics); the
@@ -34,6 +36,30 @@ export function createMetrics() {
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 300],
       registers: [registry],
     }),
+    toolCallsInFlight: new Gauge({
+      name: "brain_tool_calls_in_flight",
+      help: "Tool call requests sent and not yet answered.",
+      registers: [registry],
+    }),
+    modelCalls: new Counter({
+      name: "brain_model_calls_total",
+      help: "Model calls by model entry, provider and outcome (ok, cancelled, or a turn.failed code of docs/protocol.md).",
+      labelNames: ["model", "provider", "outcome"] as const,
+      registers: [registry],
+    }),
+    modelCallSeconds: new Histogram({
+      name: "brain_model_call_duration_seconds",
+      help: "Model call wall time, retries included.",
+      labelNames: ["model", "provider"] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers: [registry],
+    }),
+    modelTokens: new Counter({
+      name: "brain_model_tokens_total",
+      help: "Tokens the model calls used, by model entry and type (input or output).",
+      labelNames: ["model", "provider", "type"] as const,
+      registers: [registry],
+    }),
     turns: new Counter({
       name: "brain_turns_total",
       help: "Turns by how they ended.",
@@ -58,11 +84,38 @@ export function createMetrics() {
       labelNames: ["model", "kind"] as const,
       registers: [registry],
     }),
+    turnSeconds: new Histogram({
+      name: "brain_turn_duration_seconds",
+      help: "Turn wall time in this process, by how it ended (a turn picked up after a restart counts from then).",
+      labelNames: ["end"] as const,
+      buckets: [0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600],
+      registers: [registry],
+    }),
+    storeAppendSeconds: new Histogram({
+      name: "brain_store_append_duration_seconds",
+      help: "Time for the store to commit an append of events.",
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
+      registers: [registry],
+    }),
+    leasesHeld: new Gauge({
+      name: "brain_turn_leases_held",
+      help: "Turns this process holds the lease of (runs).",
+      registers: [registry],
+      collect() {
+        this.set(readings.leasesHeld());
+      },
+    }),
     sseClients: new Gauge({
       name: "brain_sse_clients",
       help: "Connected event-stream clients.",
       registers: [registry],
     }),
+    sseBytes: new Counter({
+      name: "brain_sse_bytes_total",
+      help: "Bytes written to event-stream clients.",
+      registers: [registry],
+    }),
+    readings,
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { childTraceparent, parseTraceparent } from "./trace-context.js";
+import { parseTraceparent, traceparentOf } from "./trace-context.js";
 
 const valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -7,8 +7,9 @@ describe("traceparent", () => {
   it("parses a valid header", () => {
     expect(parseTraceparent(valid)).toEqual({
       traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
-      parentId: "00f067aa0ba902b7",
-      flags: "01",
+      spanId: "00f067aa0ba902b7",
+      traceFlags: 1,
+      isRemote: true,
     });
   });
 
@@ -25,14 +26,15 @@ describe("traceparent", () => {
     expect(parseTraceparent(header)).toBeUndefined();
   });
 
-  it("makes a child in the same trace with a fresh span id and the same flags", () => {
-    const parent = parseTraceparent(valid);
-    if (!parent) throw new Error("unparsed");
-    const child = childTraceparent(parent);
-    const parsed = parseTraceparent(child);
-    expect(parsed?.traceId).toBe(parent.traceId);
-    expect(parsed?.flags).toBe("01");
-    expect(parsed?.parentId).not.toBe(parent.parentId);
-    expect(childTraceparent(parent)).not.toBe(child);
+  it("writes back the header it parsed, unsampled flags included", () => {
+    const parsed = parseTraceparent(valid);
+    if (!parsed) throw new Error("unparsed");
+    expect(traceparentOf(parsed)).toBe(valid);
+    const unsampled = valid.replace(/01$/, "00");
+    expect(traceparentOf(parseTraceparent(unsampled) ?? parsed)).toBe(unsampled);
+  });
+
+  it("names no trace for an invalid span context", () => {
+    expect(traceparentOf({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 0 })).toBeUndefined();
   });
 });

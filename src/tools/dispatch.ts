@@ -3,6 +3,7 @@ import type { ToolResult } from "../../protocol/result.js";
 import { describeErrors } from "../../protocol/validation.js";
 import type { ToolBinding } from "../config/load.js";
 import { environmentAgent } from "../http-agent.js";
+import type { Span } from "../telemetry/tracing.js";
 import { ToolFailure } from "./outcome.js";
 import { readToolResponse } from "./read-result.js";
 import { redactSecrets } from "./redact.js";
@@ -22,7 +23,12 @@ export interface ToolCallRequest {
   /** Only for bindings with inspect_session. */
   inspection?: { token: string; brainUrl: string };
   traceparent?: string;
+  /** The call's span, which the response's status is written on. */
+  span?: Span;
 }
+
+/** What a turn calls tools through: the dispatcher, or a wrapper of it (telemetry/traced-tools.ts). */
+export type ToolCaller = Pick<ToolDispatcher, "call">;
 
 export interface DispatcherOptions {
   headersTimeoutMs: number;
@@ -113,6 +119,7 @@ export class ToolDispatcher {
         controller.signal,
       );
       clearTimeout(headersTimer);
+      request.span?.setAttribute("http.response.status_code", response.statusCode);
       const outcome = await readToolResponse(
         response,
         binding,

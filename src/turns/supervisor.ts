@@ -13,7 +13,18 @@ import type { SessionRecord } from "../sessions/session-record.js";
 import { type AppendOptions, type Store, StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import type { TraceContext } from "../telemetry/trace-context.js";
+import { parseTraceparent, traceparentOf } from "../telemetry/trace-context.js";
+import { type ModelEntryLabels, tracedModel } from "../telemetry/traced-model.js";
+import { tracedTools } from "../telemetry/traced-tools.js";
+import { inSpan, type Span, type SpanContext, type Tracing } from "../telemetry/tracing.js";
+import {
+  endTurnSpan,
+  startTurnSpan,
+  storedTurnSpan,
+  type TurnRunEnd,
+  turnLogger,
+  turnStarted,
+} from "../telemetry/turn-trace.js";
 import type { ToolDispatcher } from "../tools/dispatch.js";
 import { ToolFailure } from "../tools/outcome.js";
 import { recordApproval } from "./approval-record.js";
@@ -40,6 +51,7 @@ export interface TurnSupervisorDeps {
   ) => Promise<{ token: string; brainUrl: string; release: () => void }>;
   logger: Logger;
   metrics: Metrics;
+  tracing: Tracing;
   /** How long an interrupt or a close waits for the turn's owner to end it. */
   stopWaitMs: number;
   /** How often to look for turns whose owner is gone, where owners can go while Brain runs. */
@@ -74,7 +86,8 @@ const MESSAGE_ATTEMPTS = 5;
 /** Where a turn starts from: the seq of its `turn.started` and what it knows of the session then. */
 interface TurnStart {
   startedAt: number;
-  trace: TraceContext | undefined;
+  /** The turn's span in this process, named by its `turn.started` (or the first one's). */
+  span: Span;
   /** The session's queue as of `startedAt`. */
   queue: QueuedMessage[];
   /** A turn picked up while its calls wait for approval. */
@@ -120,7 +133,7 @@ export class TurnSupervisor {
   async postMessage(
     session: SessionRecord,
     content: string,
-    trace?: TraceContext,
+    trace?: SpanContext,
     onBusy: OnBusy = "reject",
   ): Promise<PostMessageAnswer | SessionError> {
     if (this.#stopping)
@@ -140,7 +153,7 @@ export class TurnSupervisor {
         queue = foldQueue([], await this.#readAll(session.id));
         continue;
       }
-      const queued = await this.#enqueue(session.id, content);
+      const queued = await this.#enqueue(session.id, content, trace);
       if (queued !== "idle") return queued;
     }
     return busy();
@@ -258,17 +271,16 @@ export class TurnSupervisor {
   async #start(
     session: SessionRecord,
     content: string,
-    trace: TraceContext | undefined,
+    trace: SpanContext | undefined,
     queue: QueuedMessage[],
   ): Promise<{ seq: number } | SessionError | "busy"> {
     const lease = await this.#leaseForMessage(session);
     if (!lease) return "busy";
+    // a span that is never ended (the append refused) is never exported
+    const span = startTurnSpan(this.deps.tracing, session.id, trace);
     const appended = await this.#append(
       session.id,
-      [
-        { type: "message.user", data: { content } },
-        { type: "turn.started", data: {} },
-      ],
+      [{ type: "message.user", data: { content } }, turnStarted(span)],
       { expectStatus: ["idle"], setStatus: "running", ...fenced(lease) },
     ).catch((error: unknown) => {
       lease.release();
@@ -278,7 +290,7 @@ export class TurnSupervisor {
       lease.release();
       return appended.code === "session_busy" ? "busy" : appended;
     }
-    this.#run(session, lease, { startedAt: appended.at(-1)?.seq ?? 0, trace, queue });
+    this.#run(session, lease, { startedAt: appended.at(-1)?.seq ?? 0, span, queue });
     return { seq: appended[0]?.seq ?? 0 };
   }
 
@@ -286,7 +298,12 @@ export class TurnSupervisor {
    * Put the message in the running turn's queue, if there is room. "idle" when the turn ended
    * meanwhile, so the message can start its own.
    */
-  async #enqueue(sessionId: string, content: string): Promise<{ queued: number } | SessionError | "idle"> {
+  async #enqueue(
+    sessionId: string,
+    content: string,
+    trace: SpanContext | undefined,
+  ): Promise<{ queued: number } | SessionError | "idle"> {
+    const traceparent = trace && traceparentOf(trace);
     const room = this.deps.config.limits.max_queued_messages;
     for (let attempt = 0; attempt < MESSAGE_ATTEMPTS; attempt++) {
       const events = await this.#readAll(sessionId);
@@ -298,7 +315,11 @@ export class TurnSupervisor {
         );
       }
       // the queue's length is known only if nothing was appended since it was read
-      const result = await this.deps.log.append(sessionId, [{ type: "message.queued", data: { content } }], {
+      const queued: NewEvent = {
+        type: "message.queued",
+        data: { content, ...(traceparent && { traceparent }) },
+      };
+      const result = await this.deps.log.append(sessionId, [queued], {
         expectStatus: ["running"],
         expectLastSeq: events.at(-1)?.seq ?? 0,
       });
@@ -394,7 +415,7 @@ export class TurnSupervisor {
       for (const result of results) known.set(result.call_id, result);
       return {
         startedAt,
-        trace: undefined,
+        span: startTurnSpan(this.deps.tracing, session.id, storedTurnSpan(events)),
         queue: foldQueue([], events),
         resume: { history: waiting.history, open: { ...waiting.open, results: known }, watch },
       };
@@ -433,6 +454,7 @@ export class TurnSupervisor {
       highest: 0,
       queue: stopping ? [] : foldQueue([], events),
     };
+    const span = startTurnSpan(this.deps.tracing, session.id, storedTurnSpan(events), "turn end");
     const { next } = await this.#appendEnd(
       session,
       lease,
@@ -440,6 +462,7 @@ export class TurnSupervisor {
       tally,
       { expectStatus: ["running"] },
     );
+    endTurnSpan(span, "failed", why.turn.code);
     return { unanswered: results.length, next };
   }
 
@@ -457,6 +480,7 @@ export class TurnSupervisor {
     options: AppendOptions = {},
   ): Promise<{ stored: StoredEvent[]; next: TurnStart | undefined }> {
     let lastSeq = tally.highest - tally.base === tally.own ? Math.max(tally.base, tally.highest) : undefined;
+    let nextSpan: Span | undefined;
     for (;;) {
       if (lastSeq === undefined) {
         const since = await this.#readFrom(session.id, tally.base);
@@ -465,13 +489,16 @@ export class TurnSupervisor {
         tally.base = lastSeq;
       }
       const head = lease.signal.aborted || this.#stopping ? undefined : tally.queue[0];
-      const events: NewEvent[] = head
-        ? [
-            ...end,
-            { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
-            { type: "turn.started", data: {} },
-          ]
-        : [...end];
+      if (head)
+        nextSpan ??= startTurnSpan(this.deps.tracing, session.id, parseTraceparent(head.data.traceparent));
+      const events: NewEvent[] =
+        head && nextSpan
+          ? [
+              ...end,
+              { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
+              turnStarted(nextSpan),
+            ]
+          : [...end];
       const result = await this.deps.log.append(session.id, events, {
         ...options,
         ...fenced(lease),
@@ -480,10 +507,10 @@ export class TurnSupervisor {
       });
       if (result.ok) {
         const stored = result.events;
-        if (!head) return { stored, next: undefined };
+        if (!head || !nextSpan) return { stored, next: undefined };
         const next: TurnStart = {
           startedAt: stored.at(-1)?.seq ?? 0,
-          trace: undefined,
+          span: nextSpan,
           queue: tally.queue.slice(1),
         };
         return { stored: stored.slice(0, end.length), next };
@@ -537,11 +564,12 @@ export class TurnSupervisor {
       const events = await this.#readAll(sessionId);
       const [head, ...rest] = foldQueue([], events);
       if (!head) return lease.release();
+      const span = startTurnSpan(this.deps.tracing, sessionId, parseTraceparent(head.data.traceparent));
       const result = await this.deps.log.append(
         sessionId,
         [
           { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
-          { type: "turn.started", data: {} },
+          turnStarted(span),
         ],
         {
           expectStatus: ["idle"],
@@ -551,7 +579,7 @@ export class TurnSupervisor {
         },
       );
       if (!result.ok) return lease.release();
-      this.#run(session, lease, { startedAt: result.events.at(-1)?.seq ?? 0, trace: undefined, queue: rest });
+      this.#run(session, lease, { startedAt: result.events.at(-1)?.seq ?? 0, span, queue: rest });
     } catch (error) {
       lease.release();
       throw error;
@@ -600,12 +628,22 @@ export class TurnSupervisor {
 
   /** Run one turn; the next turn, if its end started one from the queue. */
   async #runTurn(session: SessionRecord, lease: TurnLease, start: TurnStart): Promise<TurnStart | undefined> {
-    const { config } = this.deps;
+    const { config, tracing, metrics } = this.deps;
+    const { span } = start;
+    const began = performance.now();
     const provider = this.deps.providers.get(session.config.model);
     const tally: TurnTally = { base: start.startedAt, own: 0, highest: start.startedAt, queue: start.queue };
     let next: TurnStart | undefined;
     // live events take their place after the last event this turn stored
-    const append = async (events: readonly NewEvent[], setStatus?: SessionStatus) => {
+    const append = async (events: readonly NewEvent[], setStatus?: SessionStatus) =>
+      inSpan(
+        tracing,
+        "store append",
+        span,
+        { "db.operation.name": "append", "brain.events": events.length },
+        () => appendUntraced(events, setStatus),
+      );
+    const appendUntraced = async (events: readonly NewEvent[], setStatus?: SessionStatus) => {
       if (setStatus === "idle") {
         const ended = await this.#appendEnd(session, lease, events, tally);
         next = ended.next;
@@ -623,6 +661,7 @@ export class TurnSupervisor {
         [turnFailed("unknown_model", `no model "${session.config.model}" in the host config`)],
         "idle",
       );
+      endTurnSpan(span, "failed", "unknown_model");
       return next;
     }
     const tools = new Map<string, ToolBinding>();
@@ -636,49 +675,58 @@ export class TurnSupervisor {
       ? resume.history
       : await this.#conversations.of(session.id, await contextMeasure(model, config.tools));
     const summariser = model?.window?.compactionModel;
-    const end = await runTurn(
-      {
-        session,
-        history,
-        maxSteps: session.config.max_steps,
-        maxTokens: turnBudget(session.config.max_tokens, config.limits.max_tokens_per_turn),
-        signal: lease.signal,
-        trace: start.trace,
-        ...(resume && { resume: resume.open }),
-      },
-      {
-        provider,
-        context: new ContextKeeper({
-          window: model?.window,
-          model: session.config.model,
-          provider,
-          summariser: (summariser && this.deps.providers.get(summariser)) || provider,
-          session: { id: session.id, config: session.config },
+    const traced = tracedModel(provider, modelLabels(config, session.config.model), span, tracing, metrics);
+    let end: TurnRunEnd = "crashed";
+    try {
+      end = await runTurn(
+        {
+          session,
+          history,
+          maxSteps: session.config.max_steps,
+          maxTokens: turnBudget(session.config.max_tokens, config.limits.max_tokens_per_turn),
           signal: lease.signal,
-          append,
-          metrics: this.deps.metrics,
-        }),
-        dispatcher: this.deps.dispatcher,
-        tools,
-        append,
-        publishLive: (event) =>
-          this.deps.log.publishLive(session.id, Math.max(tally.base, tally.highest), event),
-        inspectionFor: () => this.deps.inspectionFor(session, lease.token),
-        approvals: () =>
-          resume ? Promise.resolve(resume.watch) : ApprovalWatch.open(this.deps.bus, session.id),
-        approvalTimeoutMs: Math.round(config.limits.approval_timeout_seconds * 1000),
-        expireApproval: async (call) => {
-          await recordApproval(this.deps.log, (id) => this.#readAll(id), session.id, {
-            call_id: call.call_id,
-            decision: "deny",
-            expired: true,
-          });
+          ...(resume && { resume: resume.open }),
         },
-        logger: this.deps.logger,
-        metrics: this.deps.metrics,
-      },
-    );
-    this.deps.metrics.turns.inc({ end });
+        {
+          provider: traced,
+          context: new ContextKeeper({
+            window: model?.window,
+            model: session.config.model,
+            provider: traced,
+            summariser: (summariser && this.deps.providers.get(summariser)) || traced,
+            session: { id: session.id, config: session.config },
+            signal: lease.signal,
+            append,
+            metrics,
+          }),
+          dispatcher: tracedTools(this.deps.dispatcher, span, tracing, metrics),
+          tools,
+          append,
+          publishLive: (event) =>
+            this.deps.log.publishLive(session.id, Math.max(tally.base, tally.highest), event),
+          inspectionFor: () => this.deps.inspectionFor(session, lease.token),
+          approvals: () =>
+            resume ? Promise.resolve(resume.watch) : ApprovalWatch.open(this.deps.bus, session.id),
+          approvalTimeoutMs: Math.round(config.limits.approval_timeout_seconds * 1000),
+          expireApproval: async (call) => {
+            await recordApproval(this.deps.log, (id) => this.#readAll(id), session.id, {
+              call_id: call.call_id,
+              decision: "deny",
+              expired: true,
+            });
+          },
+          logger: turnLogger(this.deps.logger, span),
+          metrics,
+        },
+      );
+    } catch (error) {
+      if (error instanceof TurnLeftWaiting) end = "left_waiting";
+      throw error;
+    } finally {
+      endTurnSpan(span, end);
+    }
+    metrics.turns.inc({ end });
+    metrics.turnSeconds.observe({ end }, (performance.now() - began) / 1000);
     return next;
   }
 
@@ -730,6 +778,16 @@ function crashed(error: unknown): Stranding {
   return {
     call: "Brain's turn stopped on an internal error while the call was out",
     turn: { code: "internal_error", message: "the turn stopped on an internal error; Brain's log has it" },
+  };
+}
+
+/** The labels of a model entry's calls: its name, its provider, and the provider's model. */
+function modelLabels(config: BrainConfig, name: string): ModelEntryLabels {
+  const entry = config.models.get(name);
+  return {
+    name,
+    provider: entry?.provider ?? "unknown",
+    model: entry && "model" in entry ? entry.model : name,
   };
 }
 

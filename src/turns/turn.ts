@@ -22,8 +22,7 @@ import {
 import type { SessionRecord } from "../sessions/session-record.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { childTraceparent, type TraceContext } from "../telemetry/trace-context.js";
-import type { ToolDispatcher } from "../tools/dispatch.js";
+import type { ToolCaller } from "../tools/dispatch.js";
 import { type ApprovalAnswer, type ApprovalWatch, refusalOf } from "./approvals.js";
 import { LEASE_LOST, SHUTDOWN } from "./leases.js";
 
@@ -31,7 +30,7 @@ export interface TurnDeps {
   provider: ModelProvider;
   /** Keeps the conversation inside the model's context window. */
   context: ContextKeeper;
-  dispatcher: ToolDispatcher;
+  dispatcher: ToolCaller;
   /** The session's enabled tools that the host config still offers to its tenant. */
   tools: ReadonlyMap<string, ToolBinding>;
   append: (events: readonly NewEvent[], setStatus?: SessionStatus) => Promise<StoredEvent[]>;
@@ -55,8 +54,6 @@ export interface Turn {
   /** Input and output tokens the turn may use over its model calls; 0 for no budget. */
   maxTokens: number;
   signal: AbortSignal;
-  /** The trace the client's message belongs to, if it sent one. */
-  trace: TraceContext | undefined;
   /** A turn taken over from an owner that is gone, whose last step still has calls out. */
   resume?: OpenStep;
 }
@@ -347,7 +344,7 @@ async function callTool(turn: Turn, deps: TurnDeps, call: ToolCall): Promise<Too
   const binding = deps.tools.get(call.name);
   const inspection = binding?.inspectSession ? await deps.inspectionFor() : undefined;
   const started = performance.now();
-  let result: Awaited<ReturnType<ToolDispatcher["call"]>>;
+  let result: Awaited<ReturnType<ToolCaller["call"]>>;
   try {
     result = await deps.dispatcher.call({
       tenantId: turn.session.tenant_id,
@@ -360,7 +357,6 @@ async function callTool(turn: Turn, deps: TurnDeps, call: ToolCall): Promise<Too
       onProgress: (data) =>
         deps.publishLive({ type: "tool.progress", data: { call_id: call.call_id, name: call.name, data } }),
       ...(inspection && { inspection: { token: inspection.token, brainUrl: inspection.brainUrl } }),
-      ...(turn.trace && { traceparent: childTraceparent(turn.trace) }),
     });
   } finally {
     // the token stops working the moment the call returns, whatever the outcome

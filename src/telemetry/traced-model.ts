@@ -1,0 +1,83 @@
+import { ModelError, type ModelProvider } from "../models/provider.js";
+import type { Metrics } from "./metrics.js";
+import { type Span, SpanKind, SpanStatusCode, type Tracing } from "./tracing.js";
+
+export interface ModelEntryLabels {
+  /** The model entry's name in the host config: what a session names, a bounded set. */
+  name: string;
+  /** `anthropic`, `openai` or `scripted`. */
+  provider: string;
+  /** The provider's model, as sent (`claude-sonnet-4-5`); the entry's name for the scripted model. */
+  model: string;
+}
+
+/**
+ * The turn's model calls, each a span under the turn's (the GenAI semantic conventions'
+ * attributes: https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/), counted and timed
+ * by model entry and outcome, with the tokens they used.
+ */
+export function tracedModel(
+  provider: ModelProvider,
+  entry: ModelEntryLabels,
+  parent: Span,
+  tracing: Tracing,
+  metrics: Metrics,
+): ModelProvider {
+  const labels = { model: entry.name, provider: entry.provider };
+  return {
+    complete: async (request) => {
+      const span = tracing.start(
+        `chat ${entry.model}`,
+        parent,
+        {
+          "gen_ai.operation.name": "chat",
+          "gen_ai.system": entry.provider,
+          "gen_ai.request.model": entry.model,
+        },
+        SpanKind.CLIENT,
+      );
+      const started = performance.now();
+      let outcome = "ok";
+      try {
+        const reply = await provider.complete(
+          span.isRecording()
+            ? {
+                ...request,
+                onRetry: (attempt, code, waitMs) => {
+                  span.addEvent("retry", { attempt, "error.type": code, "brain.retry.wait_ms": waitMs });
+                  request.onRetry?.(attempt, code, waitMs);
+                },
+              }
+            : request,
+        );
+        metrics.modelTokens.inc({ ...labels, type: "input" }, reply.usage.input_tokens);
+        metrics.modelTokens.inc({ ...labels, type: "output" }, reply.usage.output_tokens);
+        if (span.isRecording()) {
+          span.setAttributes({
+            "gen_ai.usage.input_tokens": reply.usage.input_tokens,
+            "gen_ai.usage.output_tokens": reply.usage.output_tokens,
+            "gen_ai.response.finish_reasons": [reply.stop_reason],
+            ...(reply.response_id !== undefined && { "gen_ai.response.id": reply.response_id }),
+          });
+        }
+        return reply;
+      } catch (error) {
+        outcome = request.signal.aborted
+          ? "cancelled"
+          : error instanceof ModelError
+            ? error.code
+            : "model_error";
+        span.setAttribute("error.type", outcome);
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: error instanceof Error ? error.message : outcome,
+        });
+        throw error;
+      } finally {
+        metrics.modelCalls.inc({ ...labels, outcome });
+        metrics.modelCallSeconds.observe(labels, (performance.now() - started) / 1000);
+        span.end();
+      }
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import { randomBytes } from "node:crypto";
+import {
+  type Attributes,
+  type Context,
+  INVALID_SPAN_CONTEXT,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  TraceIdRatioBasedSampler,
+} from "@opentelemetry/sdk-trace-base";
+import type { ExportSettings, SamplerSetting } from "./export-settings.js";
+import { LoggedExporter } from "./logged-exporter.js";
+import type { Logger } from "./logger.js";
+
+export { type Span, type SpanContext, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+
+/** How long stopping Brain waits for the last spans to reach a collector. */
+const SHUTDOWN_WAIT_MS = 5000;
+
+/**
+ * Brain's spans. Exported over OTLP/HTTP in batches when an endpoint is set; otherwise every span is
+ * a no-op that costs nothing but, under a client's trace, a span id, so a tool service still gets
+ * the client's trace in its `traceparent`.
+ */
+export interface Tracing {
+  readonly exporting: boolean;
+  /** A span under `parent` (a span of ours or the client's), or a trace of its own without one. */
+  start(name: string, parent: Span | SpanContext | undefined, attributes?: Attributes, kind?: SpanKind): Span;
+  /** Export what is queued, for at most a few seconds, and stop. */
+  shutdown(): Promise<void>;
+}
+
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+export const untraced: Tracing = {
+  exporting: false,
+  start: (_name, parent) => {
+    const context = parent && ("spanContext" in parent ? parent.spanContext() : parent);
+    return context && isSpanContextValid(context)
+      ? trace.wrapSpanContext({
+          traceId: context.traceId,
+          spanId: randomBytes(8).toString("hex"),
+          traceFlags: context.traceFlags,
+        })
+      : NO_SPAN;
+  },
+  shutdown: async () => undefined,
+};
+
+/**
+ * The context a child of `parent` starts in, made once per parent: a turn's span is the parent of
+ * every span of its calls and appends.
+ */
+const parentContexts = new WeakMap<Span | SpanContext, Context>();
+function contextOf(parent: Span | SpanContext | undefined): Context {
+  if (!parent) return ROOT_CONTEXT;
+  let context = parentContexts.get(parent);
+  if (!context) {
+    context =
+      "spanContext" in parent
+        ? trace.setSpan(ROOT_CONTEXT, parent)
+        : trace.setSpanContext(ROOT_CONTEXT, parent);
+    parentContexts.set(parent, context);
+  }
+  return context;
+}
+
+/** Tracing as `settings` say: off without them. */
+export function createTracing(settings: ExportSettings | undefined, logger: Logger): Tracing {
+  if (!settings) return untraced;
+  const exporter = new LoggedExporter(
+    new OTLPTraceExporter({
+      url: settings.url,
+      headers: settings.headers,
+      timeoutMillis: settings.requestTimeoutMs,
+    }),
+    logger,
+    settings.url,
+  );
+  // the provider is Brain's own, not registered globally: two Brains in one process (tests) keep apart
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ ...settings.resource, "service.name": settings.serviceName }),
+    sampler: samplerOf(settings.sampler),
+    spanProcessors: [
+      new BatchSpanProcessor(exporter, {
+        maxQueueSize: settings.maxQueueSize,
+        maxExportBatchSize: settings.maxExportBatchSize,
+        scheduledDelayMillis: settings.scheduledDelayMs,
+        exportTimeoutMillis: settings.exportTimeoutMs,
+      }),
+    ],
+  });
+  const tracer: Tracer = provider.getTracer("brain");
+  return {
+    exporting: true,
+    start: (name, parent, attributes, kind = SpanKind.INTERNAL) =>
+      tracer.startSpan(name, { kind, ...(attributes && { attributes }) }, contextOf(parent)),
+    shutdown: async () => {
+      let waited: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<"timed out">((resolve) => {
+        waited = setTimeout(() => resolve("timed out"), SHUTDOWN_WAIT_MS);
+      });
+      const ended = await Promise.race([provider.shutdown().catch(() => undefined), timedOut]);
+      clearTimeout(waited);
+      if (ended === "timed out")
+        logger.warn(
+          { otlp_url: settings.url },
+          "stopped without exporting the last spans: the collector is slow",
+        );
+    },
+  };
+}
+
+/**
+ * `work` in a span of its own under `parent`, which records its failure; when nothing is exported,
+ * just `work`.
+ */
+export async function inSpan<T>(
+  tracing: Tracing,
+  name: string,
+  parent: Span,
+  attributes: Attributes,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!tracing.exporting) return work();
+  const span = tracing.start(name, parent, attributes);
+  try {
+    return await work();
+  } catch (error) {
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: error instanceof Error ? error.message : String(error),
+    });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+function samplerOf(setting: SamplerSetting): Sampler {
+  switch (setting.kind) {
+    case "always_on":
+      return new AlwaysOnSampler();
+    case "always_off":
+      return new AlwaysOffSampler();
+    case "traceidratio":
+      return new TraceIdRatioBasedSampler(setting.ratio);
+    case "parentbased_always_on":
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case "parentbased_always_off":
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case "parentbased_traceidratio":
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(setting.ratio) });
+  }
+}
