@@ -25,6 +25,10 @@ export function tracedModel(
 ): ModelProvider {
   const labels = { model: entry.name, provider: entry.provider };
   return {
+    // a replaying model's recorded compactions are the wrapped model's own
+    ...(provider.recordedCompaction && {
+      recordedCompaction: provider.recordedCompaction.bind(provider),
+    }),
     complete: async (request) => {
       const span = tracing.start(
         `chat ${entry.model}`,
