@@ -29,6 +29,10 @@ const UNSTORED = Number.MAX_SAFE_INTEGER;
  */
 export class ContextHistory {
   #entries: HistoryEntry[] = [];
+  /** The entries' messages, kept beside them: a model call reads them without a copy. */
+  #messages: ConversationMessage[] = [];
+  /** Every model step the entries hold, those a summary replaced included. */
+  #steps = 0;
   #tokens = 0;
   /** The provider's count of the conversation through the message it last wrote, and `#tokens` then. */
   #reported: { tokens: number; estimated: number } | undefined;
@@ -41,6 +45,8 @@ export class ContextHistory {
   copy(): ContextHistory {
     const copy = new ContextHistory(this.measure);
     copy.#entries = [...this.#entries];
+    copy.#messages = [...this.#messages];
+    copy.#steps = this.#steps;
     copy.#tokens = this.#tokens;
     copy.#reported = this.#reported;
     return copy;
@@ -53,6 +59,9 @@ export class ContextHistory {
         : message;
     const tokens = messageTokens(this.measure.counter, sent);
     this.#entries.push({ message: sent, seq, tokens });
+    this.#messages.push(sent);
+    if (sent.role === "assistant") this.#steps++;
+    else if (sent.role === "summary") this.#steps += sent.steps;
     this.#tokens += tokens;
     if (message.role === "assistant" && this.#answered) {
       this.report(this.#answered);
@@ -84,18 +93,14 @@ export class ContextHistory {
     return this.#entries;
   }
 
-  messages(): ConversationMessage[] {
-    return this.#entries.map((entry) => entry.message);
+  /** The conversation as the model is sent it; it changes as the history does, so read it, keep a copy. */
+  messages(): readonly ConversationMessage[] {
+    return this.#messages;
   }
 
   /** Every model step the conversation holds, those a summary replaced included. */
   steps(): number {
-    let steps = 0;
-    for (const { message } of this.#entries) {
-      if (message.role === "assistant") steps++;
-      else if (message.role === "summary") steps += message.steps;
-    }
-    return steps;
+    return this.#steps;
   }
 
   /** Replace every message up to the compaction's `through_seq` by its summary. */
@@ -112,6 +117,7 @@ export class ContextHistory {
     const summary: ConversationMessage = { role: "summary", text: summaryText(data), steps };
     const tokens = messageTokens(this.measure.counter, summary);
     this.#entries = [{ message: summary, seq: data.through_seq, tokens }, ...this.#entries.slice(end)];
+    this.#messages = this.#entries.map((entry) => entry.message);
     this.#tokens += tokens - dropped;
     // the provider's count covered what is gone: from here on the estimate stands alone
     this.#reported = undefined;
