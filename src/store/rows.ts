@@ -1,6 +1,7 @@
 import type { StoredEvent, StoredEventType } from "../../protocol/events.js";
 import type { SessionStatus } from "../../protocol/session.js";
 import type { SessionRecord } from "../sessions/session-record.js";
+import type { IdempotencyRecord } from "./store.js";
 
 // Sessions and events as both SQL stores keep them: JSON as text, which is what both ends have.
 
@@ -32,4 +33,18 @@ export function toSession(row: SessionRow): SessionRecord {
 /** An event as it was appended: its data was checked on the way in, so it is trusted on the way out. */
 export function toEvent(row: EventRow): StoredEvent {
   return { seq: row.seq, type: row.type, at: row.at, data: JSON.parse(row.data) } as StoredEvent;
+}
+
+/** An idempotency key's row, as both stores keep it: `status` is null until the request is answered. */
+export interface IdempotencyRow {
+  fingerprint: string;
+  status: number | null;
+  body: string | null;
+}
+
+export function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
+  return {
+    fingerprint: row.fingerprint,
+    answer: row.status === null ? undefined : { status: row.status, body: row.body ?? "" },
+  };
 }

@@ -4,7 +4,14 @@ import Database from "better-sqlite3";
 import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import type { SessionStatus } from "../../protocol/session.js";
 import type { SessionRecord } from "../sessions/session-record.js";
-import { type EventRow, type SessionRow, toEvent, toSession } from "./rows.js";
+import {
+  type EventRow,
+  type IdempotencyRow,
+  type SessionRow,
+  toEvent,
+  toIdempotencyRecord,
+  toSession,
+} from "./rows.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -129,10 +136,9 @@ export class SqliteStore implements Store {
       claimKey: db.prepare<[string, string, string, number]>(
         "INSERT OR IGNORE INTO idempotency_keys (tenant_id, key, fingerprint, created_at) VALUES (?, ?, ?, ?)",
       ),
-      getKey: db.prepare<
-        [string, string],
-        { fingerprint: string; status: number | null; body: string | null }
-      >("SELECT fingerprint, status, body FROM idempotency_keys WHERE tenant_id = ? AND key = ?"),
+      getKey: db.prepare<[string, string], IdempotencyRow>(
+        "SELECT fingerprint, status, body FROM idempotency_keys WHERE tenant_id = ? AND key = ?",
+      ),
       answerKey: db.prepare<[number, string, string, string]>(
         "UPDATE idempotency_keys SET status = ?, body = ? WHERE tenant_id = ? AND key = ?",
       ),
@@ -186,11 +192,7 @@ export class SqliteStore implements Store {
       if (statements.claimKey.run(claim.tenantId, claim.key, claim.fingerprint, claim.now).changes === 1)
         return undefined;
       const row = statements.getKey.get(claim.tenantId, claim.key);
-      if (!row) return undefined;
-      return {
-        fingerprint: row.fingerprint,
-        answer: row.status === null ? undefined : { status: row.status, body: row.body ?? "" },
-      };
+      return row && toIdempotencyRecord(row);
     });
   }
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BrainApiError, type BrainClient, type StoredEvent } from "../../src/client/client.js";
+import type { BrainClient, StoredEvent } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
-import { ofType, waitForEvents } from "../helpers/turns.js";
+import { ofType, refusal, waitForEvents } from "../helpers/turns.js";
 
 let service: ToolService;
 let brain: TestBrain;
@@ -53,15 +53,6 @@ const waiting = (events: StoredEvent[], count = 1) =>
   ofType(events, "tool.approval_requested").length >= count;
 const ended = (events: StoredEvent[]) =>
   ["turn.completed", "turn.failed", "turn.interrupted"].includes(events.at(-1)?.type ?? "");
-
-async function refusal(promise: Promise<unknown>): Promise<BrainApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(BrainApiError);
-  return error as BrainApiError;
-}
 
 describe("a binding with approval always", () => {
   it("sends nothing until a person approves, then sends the call once, bound to its id", async () => {

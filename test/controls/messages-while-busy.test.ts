@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BrainApiError, type BrainClient, type StoredEvent } from "../../src/client/client.js";
+import type { BrainClient, StoredEvent } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
-import { ofType, waitForEvents } from "../helpers/turns.js";
+import { ofType, refusal, waitForEvents } from "../helpers/turns.js";
 
 let service: ToolService;
 let brain: TestBrain;
@@ -45,15 +45,6 @@ const slowFirst = () =>
 const turnsEnded = (count: number) => (events: StoredEvent[]) =>
   events.filter((e) => ["turn.completed", "turn.failed", "turn.interrupted"].includes(e.type)).length >=
   count;
-
-async function refusal(promise: Promise<unknown>): Promise<BrainApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(BrainApiError);
-  return error as BrainApiError;
-}
 
 describe("a message while a turn runs", () => {
   it("is refused with 409 by default, and with on_busy reject", async () => {

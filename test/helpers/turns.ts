@@ -1,4 +1,9 @@
-import type { BrainClient, SessionEvent, StoredEvent } from "../../src/client/client.js";
+import {
+  BrainApiError,
+  type BrainClient,
+  type SessionEvent,
+  type StoredEvent,
+} from "../../src/client/client.js";
 
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
 
@@ -72,4 +77,14 @@ export function assertGapless(events: readonly StoredEvent[]): void {
   events.forEach((event, i) => {
     if (event.seq !== i + 1) throw new Error(`seq gap: event ${i} has seq ${event.seq}`);
   });
+}
+
+/** The BrainApiError a request is refused with; fails the test if it was not refused. */
+export async function refusal(promise: Promise<unknown>): Promise<BrainApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof BrainApiError)) throw new Error(`expected a refusal, got ${String(error)}`);
+  return error;
 }

@@ -3,7 +3,14 @@ import pg from "pg";
 import type { NewEvent, StoredEvent } from "../../../protocol/events.js";
 import type { SessionStatus } from "../../../protocol/session.js";
 import type { SessionRecord } from "../../sessions/session-record.js";
-import { type EventRow, type SessionRow, toEvent, toSession } from "../rows.js";
+import {
+  type EventRow,
+  type IdempotencyRow,
+  type SessionRow,
+  toEvent,
+  toIdempotencyRecord,
+  toSession,
+} from "../rows.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -219,16 +226,12 @@ export class PostgresStore implements Store {
       [claim.tenantId, claim.key, claim.fingerprint, claim.now],
     );
     if (claimed.rowCount === 1) return undefined;
-    const { rows } = await this.#query<{ fingerprint: string; status: number | null; body: string | null }>(
+    const { rows } = await this.#query<IdempotencyRow>(
       "SELECT fingerprint, status, body FROM brain_idempotency_keys WHERE tenant_id = $1 AND key = $2",
       [claim.tenantId, claim.key],
     );
     const row = rows[0];
-    if (!row) return undefined;
-    return {
-      fingerprint: row.fingerprint,
-      answer: row.status === null ? undefined : { status: row.status, body: row.body ?? "" },
-    };
+    return row && toIdempotencyRecord(row);
   }
 
   async answerIdempotencyKey(
