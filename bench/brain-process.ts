@@ -49,6 +49,8 @@ export async function startBrainProcess(
     key?: string;
     /** More environment: the OpenTelemetry variables, say. */
     env?: Record<string, string>;
+    /** Run the Brain built here rather than the one --brain or the working tree names. */
+    root?: string | undefined;
   },
 ): Promise<BenchBrain> {
   const dir = mkdtempSync(join(tmpdir(), "brain-bench-"));
@@ -69,7 +71,7 @@ export async function startBrainProcess(
   writeFileSync(configPath, JSON.stringify(config));
   const profDir = context.options.cpuProfDir;
   const brain = await startNode({
-    root: context.options.brainRoot ?? context.root,
+    root: setup.root ?? context.options.brainRoot ?? context.root,
     args: ["dist/src/cli/main.js", "-config", configPath],
     env: {
       BENCH_API_KEY: key,

@@ -16,6 +16,8 @@ export interface BenchOptions {
   cpuProfDir: string | undefined;
   /** Run the Brain built in this checkout instead of this one's: before-and-after comparisons. */
   brainRoot: string | undefined;
+  /** Overhead: a git revision whose Brain runs beside this one, round for round (an A/B). */
+  compare: string | undefined;
   out: string;
 }
 
@@ -43,6 +45,9 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   --cpu-prof DIR         write Brain's CPU profiles (.cpuprofile) into DIR
   --brain DIR            measure the Brain built in DIR (another checkout, after npm run build)
                          instead of this one: before-and-after comparisons with the same harness
+  --compare REF          overhead: build git revision REF beside the working tree (kept in the
+                         system's temporary directory) and run its Brain against this one, the
+                         rounds alternating, so both see the same machine: the A/B of a change
   --out FILE             where the results go (default bench/results.json)
   -h, --help             this text
 
@@ -63,6 +68,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
         only: { type: "string" },
         "cpu-prof": { type: "string" },
         brain: { type: "string" },
+        compare: { type: "string" },
         out: { type: "string" },
         help: { type: "boolean", short: "h" },
         ...Object.fromEntries(Object.values(NUMBERS).map(({ flag }) => [flag, { type: "string" }])),
@@ -95,6 +101,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       idleSessions: numbers.idleSessions as number,
       cpuProfDir: values["cpu-prof"] as string | undefined,
       brainRoot: values.brain as string | undefined,
+      compare: values.compare as string | undefined,
       out: (values.out as string | undefined) ?? "bench/results.json",
     },
   };

@@ -56,81 +56,138 @@ export const run: Benchmark = async (context) => {
     ...echoTurn(WARMUP_CALLS),
     ...Array.from({ length: ROUNDS }, () => echoTurn(perRound)).flat(),
   ];
-  const brainAs = (name: string, env: Record<string, string> = {}) =>
-    startBrainProcess(context, { name, echoUrl: echo.ready, toolsKey: token, script, env });
-  // the three Brains run side by side, so each round measures them under the same machine load
-  const brains = {
-    brain: await brainAs("overhead"),
-    traced: await brainAs("overhead-traced", { OTEL_EXPORTER_OTLP_ENDPOINT: collector.ready }),
-    down: await brainAs("overhead-collector-down", { OTEL_EXPORTER_OTLP_ENDPOINT: down.ready }),
-  };
+  const brainAs = (name: string, env: Record<string, string> = {}, root?: string) =>
+    startBrainProcess(context, { name, echoUrl: echo.ready, toolsKey: token, script, env, root });
+  // the Brains run side by side, so each round measures them under the same machine load: with
+  // --compare this tree's against the reference revision's, otherwise this tree's exporting no
+  // traces, exporting them, and exporting to a collector that is down
+  const { reference } = context;
+  const started = reference
+    ? [
+        { name: "brain", brain: await brainAs("overhead") },
+        {
+          name: "reference",
+          brain: await brainAs(`overhead-${reference.commit}`, {}, reference.root),
+        },
+      ]
+    : [
+        { name: "brain", brain: await brainAs("overhead") },
+        {
+          name: "traced",
+          brain: await brainAs("overhead-traced", { OTEL_EXPORTER_OTLP_ENDPOINT: collector.ready }),
+        },
+        {
+          name: "down",
+          brain: await brainAs("overhead-collector-down", { OTEL_EXPORTER_OTLP_ENDPOINT: down.ready }),
+        },
+      ];
+  const contenders: Contender[] = [];
+  for (const { name, brain } of started)
+    contenders.push({ name, brain, client: await brainClient(brain), samples: [], cpuSeconds: 0 });
   const raw = rawClient(echo.ready, "/tools/echo", token);
   const mcp = mcpClient(mcpServer.ready);
-  const clients = {
-    brain: await brainClient(brains.brain),
-    traced: await brainClient(brains.traced),
-    down: await brainClient(brains.down),
-  };
   try {
     context.log(`overhead: warming up (${WARMUP_CALLS} calls each)`);
     await timeEach(WARMUP_CALLS, raw.call);
     await mcp.session((call) => timeEach(WARMUP_CALLS, call));
-    for (const client of Object.values(clients)) await client.turn();
-    const samples = {
-      raw: [] as number[],
-      mcp: [] as number[],
-      brain: [] as number[],
-      traced: [] as number[],
-      down: [] as number[],
-    };
-    const cpuSeconds = { brain: 0, traced: 0, down: 0 };
+    for (const { client } of contenders) await client.turn();
+    const rawSamples: number[] = [];
+    const mcpSamples: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       context.log(`overhead: round ${round}/${ROUNDS}, ${perRound} calls each`);
-      samples.raw.push(...(await timeEach(perRound, raw.call)));
-      samples.mcp.push(...(await mcp.session((call) => timeEach(perRound, call))));
+      rawSamples.push(...(await timeEach(perRound, raw.call)));
+      mcpSamples.push(...(await mcp.session((call) => timeEach(perRound, call))));
       // each Brain goes first in turn, so none always follows the same client
-      const all = ["brain", "traced", "down"] as const;
-      const order = [...all.slice(round % 3), ...all.slice(0, round % 3)];
-      for (const which of order) {
-        const cpuBefore = brains[which].process.cpuSeconds();
-        samples[which].push(...(await clients[which].turn()));
-        cpuSeconds[which] += brains[which].process.cpuSeconds() - cpuBefore;
+      const shift = round % contenders.length;
+      for (const contender of [...contenders.slice(shift), ...contenders.slice(0, shift)]) {
+        const cpuBefore = contender.brain.process.cpuSeconds();
+        contender.samples.push(...(await contender.client.turn()));
+        contender.cpuSeconds += contender.brain.process.cpuSeconds() - cpuBefore;
       }
     }
-    const cpuPerCall = (which: keyof typeof cpuSeconds) =>
-      ((cpuSeconds[which] / (perRound * ROUNDS)) * 1e6).toFixed(0);
-    const rawSummary = summarize(samples.raw);
+    const calls = perRound * ROUNDS;
+    const cpuPerCall = (contender: Contender | undefined) =>
+      contender ? Math.round((contender.cpuSeconds / calls) * 1e6) : Number.NaN;
+    const measured = (name: string) => contenders.find((contender) => contender.name === name);
+    const summary = (name: string) => summarize(measured(name)?.samples ?? []);
+    const rawSummary = summarize(rawSamples);
+    const figures = [...overheadFigures(summary("brain"), rawSummary, summarize(mcpSamples))];
+    const notes = [
+      "Brain: one session, a scripted turn whose every step makes one echo call; a call's latency is the time between consecutive tool.result events on an SSE client (model step, tool.call stored, POST, result read and checked, tool.result stored and published).",
+    ];
+    if (reference) {
+      figures.push(
+        ...comparisonFigures(reference.commit, summary("brain"), summary("reference"), rawSummary),
+        cpuFigure(cpuPerCall(measured("brain")), reference.commit, cpuPerCall(measured("reference"))),
+      );
+      notes.push(
+        `compare: the Brain of ${reference.commit} (built in ${reference.root}) ran beside this tree's, round for round, each going first in turn; the ratio is this tree's figure over the reference's.`,
+      );
+    } else {
+      figures.push(...tracingFigures(summary("brain"), summary("traced"), summary("down"), rawSummary));
+      notes.push(
+        `Brain's CPU per call (user + system, from /proc): ${cpuPerCall(measured("brain"))} µs; exporting traces ${cpuPerCall(measured("traced"))} µs; with the collector down ${cpuPerCall(measured("down"))} µs.`,
+        "traces: the same Brain exporting every span (turn, model call, tool call, store append) over OTLP/HTTP to a collector's receiving end in its own process (bench/otlp-sink.ts), and to a port nothing listens on (collector down); both run side by side with the Brain that exports nothing, each round timing all three.",
+      );
+    }
     return {
       id: "overhead",
       title: "Tool-call overhead (sequential echo calls)",
-      params: { calls_per_client: perRound * ROUNDS, rounds: ROUNDS, warmup_calls: WARMUP_CALLS },
-      figures: [
-        ...overheadFigures(summarize(samples.brain), rawSummary, summarize(samples.mcp)),
-        ...tracingFigures(
-          summarize(samples.brain),
-          summarize(samples.traced),
-          summarize(samples.down),
-          rawSummary,
-        ),
-      ],
+      params: {
+        calls_per_client: calls,
+        rounds: ROUNDS,
+        warmup_calls: WARMUP_CALLS,
+        ...(reference && { compared_with: reference.commit }),
+      },
+      figures,
       notes: [
-        "Brain: one session, a scripted turn whose every step makes one echo call; a call's latency is the time between consecutive tool.result events on an SSE client (model step, tool.call stored, POST, result read and checked, tool.result stored and published).",
-        `Brain's CPU per call (user + system, from /proc): ${cpuPerCall("brain")} µs; exporting traces ${cpuPerCall("traced")} µs; with the collector down ${cpuPerCall("down")} µs.`,
-        "traces: the same Brain exporting every span (turn, model call, tool call, store append) over OTLP/HTTP to a collector's receiving end in its own process (bench/otlp-sink.ts), and to a port nothing listens on (collector down); both run side by side with the Brain that exports nothing, each round timing all three.",
+        ...notes,
         "raw: undici Pool.request POST of Brain's request body to the same echo service, one connection.",
         "MCP: @modelcontextprotocol/sdk Client.callTool over StreamableHTTPClientTransport to an McpServer echo tool (StreamableHTTPServerTransport, stateful session, default SSE responses), in its own process.",
       ],
     };
   } finally {
-    await Promise.allSettled([raw.close(), ...Object.values(clients).map((client) => client.close())]);
+    await Promise.allSettled([raw.close(), ...contenders.map(({ client }) => client.close())]);
     await Promise.allSettled([
-      ...Object.values(brains).map((brain) => brain.stop()),
+      ...started.map(({ brain }) => brain.stop()),
       echo.stop(),
       mcpServer.stop(),
       collector.stop(),
     ]);
   }
 };
+
+/** A Brain measured in the rounds, with what it measured. */
+interface Contender {
+  name: string;
+  brain: BenchBrain;
+  client: Awaited<ReturnType<typeof brainClient>>;
+  samples: number[];
+  cpuSeconds: number;
+}
+
+/** This tree's Brain against the reference revision's, from the same rounds. */
+function comparisonFigures(
+  commit: string,
+  brain: ReturnType<typeof summarize>,
+  reference: ReturnType<typeof summarize>,
+  raw: ReturnType<typeof summarize>,
+): Figure[] {
+  return [
+    versus("added latency p50 vs reference", brain.p50 - raw.p50, commit, reference.p50 - raw.p50),
+    versus("tool call p50 vs reference", brain.p50, commit, reference.p50),
+    versus("tool call p99 vs reference", brain.p99, commit, reference.p99),
+  ];
+}
+
+function cpuFigure(brain: number, commit: string, reference: number): Figure {
+  return {
+    name: "CPU per call vs reference",
+    value: brain,
+    unit: "µs",
+    reference: { name: commit, value: reference },
+  };
+}
 
 /** What exporting traces adds to Brain's added latency, against the same Brain exporting nothing. */
 function tracingFigures(

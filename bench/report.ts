@@ -3,7 +3,8 @@ import { type Figure, ratio, type Section } from "./section.js";
 
 export interface BenchResults {
   generated_at: string;
-  machine: Machine;
+  /** With --compare, the reference revision measured beside this tree. */
+  machine: Machine & { compared_with?: string };
   options: Record<string, unknown>;
   sections: Section[];
   /** Benchmarks that failed to run, with why: a partial run says so instead of hiding it. */
@@ -32,7 +33,7 @@ export function renderTable(results: BenchResults): string {
   const m = results.machine;
   const lines = [
     `Brain benchmarks — ${results.generated_at}`,
-    `machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, ${m.os}, Node ${m.node}, commit ${m.commit}, load ${m.load_average_1m}`,
+    `machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, ${m.os}, Node ${m.node}, commit ${m.commit}${m.compared_with ? ` against ${m.compared_with}` : ""}, load ${m.load_average_1m}`,
     "",
   ];
   const header = ["figure", "value", "reference", "ratio", "target"];

@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeMachine } from "./machine.js";
 import { HELP, parseOptions } from "./options.js";
+import { buildReference } from "./reference-build.js";
 import { type BenchResults, renderTable } from "./report.js";
 import type { BenchContext, Benchmark } from "./section.js";
 
@@ -43,6 +44,11 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: ${options.brainRoot} holds no built Brain: run npm run build there\n`);
     return 2;
   }
+  if (options.compare && !(options.only ?? BENCHMARKS).includes("overhead")) {
+    process.stderr.write("bench: --compare measures the overhead benchmark: add it to --only\n");
+    return 2;
+  }
+  const log = (line: string) => process.stderr.write(`${line}\n`);
   const context: BenchContext = {
     options: {
       ...options,
@@ -50,11 +56,15 @@ async function main(): Promise<number> {
       ...(options.brainRoot && { brainRoot: resolve(options.brainRoot) }),
     },
     root,
-    log: (line) => process.stderr.write(`${line}\n`),
+    ...(options.compare && { reference: buildReference(root, options.compare, log) }),
+    log,
   };
   const results: BenchResults = {
     generated_at: new Date().toISOString(),
-    machine: describeMachine(root, context.options.brainRoot),
+    machine: {
+      ...describeMachine(root, context.options.brainRoot),
+      ...(context.reference && { compared_with: context.reference.commit }),
+    },
     options: { ...options },
     sections: [],
     failures: [],

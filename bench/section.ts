@@ -1,4 +1,5 @@
 import type { BenchOptions } from "./options.js";
+import type { ReferenceBuild } from "./reference-build.js";
 
 /** One measured figure, next to the same quantity for its reference, measured in the same run. */
 export interface Figure {
@@ -24,6 +25,8 @@ export interface BenchContext {
   options: BenchOptions;
   /** The repository root: examples/ and dist/ are found from here. */
   root: string;
+  /** With --compare: the reference revision's Brain, built. */
+  reference?: ReferenceBuild;
   /** Log a progress line to stderr, so stdout holds only the table. */
   log: (line: string) => void;
 }
