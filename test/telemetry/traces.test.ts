@@ -144,6 +144,8 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
         "gen_ai.tool.name": "lookup",
         "brain.tool.outcome": "ok",
         "http.response.status_code": 200,
+        // both answers are as long: `found {"q":"one"}` and `found {"q":"two"}`
+        "brain.tool.response_bytes": Buffer.byteLength(JSON.stringify(textResult('found {"q":"one"}'))),
       });
       expect(span.status.code).toBe(0);
     }
@@ -152,6 +154,7 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
       "brain.tool.outcome": "http_status",
       "error.type": "http_status",
       "http.response.status_code": 500,
+      "brain.tool.response_bytes": Buffer.byteLength(JSON.stringify({ message: "it broke" })),
     });
     expect(broken?.status.code).toBe(2);
     expect(new Set(calls.map((span) => span.attributes["gen_ai.tool.call.id"])).size).toBe(3);
