@@ -268,4 +268,22 @@ describe("a model call to a provider, retried once", () => {
       },
     ]);
   });
+
+  it("logs the retry with the trace and span ids of the exported turn", async () => {
+    const call = receiver.spans.find((span) => span.name === "chat claude-sonnet-4-5") as ReceivedSpan;
+    const turn = receiver.spans.find((span) => span.spanId === call.parentSpanId);
+    expect(turn?.name).toBe("turn");
+    const retries = brain
+      .logs()
+      .split("\n")
+      .filter((line) => line.includes("model call failed, retrying"))
+      .map((line) => JSON.parse(line));
+    expect(retries).toEqual([
+      expect.objectContaining({
+        code: "provider_overloaded",
+        trace_id: turn?.traceId,
+        span_id: turn?.spanId,
+      }),
+    ]);
+  });
 });
