@@ -3,6 +3,7 @@ import type { ScriptedCompaction } from "../../protocol/script.js";
 import type { SessionConfig } from "../../protocol/session.js";
 import type { ModelFailureCode } from "../../protocol/turn-failures.js";
 import type { ModelConfig } from "../config/load.js";
+import type { Logger } from "../telemetry/logger.js";
 
 export interface ToolCall {
   call_id: string;
@@ -53,6 +54,8 @@ export interface ModelRequest {
   onDelta: (text: string, attempt: number) => void;
   /** Told before each retry: the attempt about to be made (2 for the first retry), the failure code of the last, the wait before it. */
   onRetry?: (attempt: number, code: string, waitMs: number) => void;
+  /** The logger of the call's lines (its retries): the turn's, with its trace ids; the provider's without. */
+  logger?: Logger;
 }
 
 export interface ModelReply {

@@ -24,6 +24,7 @@ export interface StreamedCall<Event> {
   judge: (error: unknown) => AttemptFailure;
   /** The model entry's name, for the log. */
   model: string;
+  /** The provider's logger, for a request that brings none of its own. */
   logger: Logger | undefined;
 }
 
@@ -70,7 +71,7 @@ export function completeStreamed<Event>(call: StreamedCall<Event>): Promise<Mode
     signal: request.signal,
     judge: call.judge,
     onRetry: (failure, waitMs, attempt) => {
-      call.logger?.warn(
+      (request.logger ?? call.logger)?.warn(
         { model: call.model, session_id: request.session.id, code: failure.code, attempt, wait_ms: waitMs },
         `model call failed, retrying: ${failure.message}`,
       );

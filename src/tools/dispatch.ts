@@ -5,7 +5,7 @@ import type { ToolBinding } from "../config/load.js";
 import { environmentAgent } from "../http-agent.js";
 import type { Span } from "../telemetry/tracing.js";
 import { ToolFailure } from "./outcome.js";
-import { readToolResponse } from "./read-result.js";
+import { type BodyRead, readToolResponse } from "./read-result.js";
 import { redactSecrets } from "./redact.js";
 import { RequestWrittenDispatcher } from "./request-written.js";
 
@@ -23,7 +23,7 @@ export interface ToolCallRequest {
   /** Only for bindings with inspect_session. */
   inspection?: { token: string; brainUrl: string };
   traceparent?: string;
-  /** The call's span, which the response's status is written on. */
+  /** The call's span, which the response's status and the bytes of its body read are written on. */
   span?: Span;
 }
 
@@ -104,6 +104,8 @@ export class ToolDispatcher {
     const secrets = sentSecrets(binding, request);
     request.signal.addEventListener("abort", onCancel, { once: true });
     let result: ToolResult;
+    // counted only for a span that records it
+    let read: BodyRead | undefined;
     try {
       const response = await untilAborted(
         this.#dispatcher.request({
@@ -119,13 +121,17 @@ export class ToolDispatcher {
         controller.signal,
       );
       clearTimeout(headersTimer);
-      request.span?.setAttribute("http.response.status_code", response.statusCode);
+      if (request.span?.isRecording()) {
+        request.span.setAttribute("http.response.status_code", response.statusCode);
+        read = { bytes: 0 };
+      }
       const outcome = await readToolResponse(
         response,
         binding,
         { maxProgressBytes: this.options.maxProgressBytes, secrets },
         // progress goes to every client of the session: it is searched like the result
         (data) => request.onProgress(redactSecrets(data, secrets)),
+        read,
       );
       result = outcome instanceof ToolFailure ? outcome.toResult() : outcome;
     } catch (error) {
@@ -138,6 +144,8 @@ export class ToolDispatcher {
       clearTimeout(callTimer);
       clearTimeout(headersTimer);
       request.signal.removeEventListener("abort", onCancel);
+      // what was read of a body cut short too: a lost connection's count says how far it got
+      if (read) request.span?.setAttribute("brain.tool.response_bytes", read.bytes);
     }
     return redactSecrets(result, secrets);
   }

@@ -14,16 +14,26 @@ export interface ReadLimits {
   secrets: readonly string[];
 }
 
-/** What to do with a tool's response: judge the status and content type, then read the body bounded. */
+/** How many bytes of a response's body Brain has read so far, for the call's span. */
+export interface BodyRead {
+  bytes: number;
+}
+
+/**
+ * What to do with a tool's response: judge the status and content type, then read the body
+ * bounded. `read`, where given, counts the bytes read: Brain stops reading at its limits, and
+ * at the result event.
+ */
 export async function readToolResponse(
   response: ResponseData,
   binding: ToolBinding,
   limits: ReadLimits,
   onProgress: (data: unknown) => void,
+  read?: BodyRead,
 ): Promise<ToolResult | ToolFailure> {
   const { statusCode, headers, body } = response;
   if (statusCode !== 200) {
-    const snippet = await readSnippet(body, 512, limits.secrets);
+    const snippet = await readSnippet(body, 512, limits.secrets, read);
     if (statusCode >= 300 && statusCode < 400) {
       const location = typeof headers.location === "string" ? ` to ${headers.location}` : "";
       return new ToolFailure(
@@ -47,8 +57,8 @@ export async function readToolResponse(
     .split(";")[0]
     ?.trim()
     .toLowerCase();
-  if (contentType === "application/json") return readJsonResult(body, headers, binding);
-  if (contentType === "text/event-stream") return readSseResult(body, binding, limits, onProgress);
+  if (contentType === "application/json") return readJsonResult(body, headers, binding, read);
+  if (contentType === "text/event-stream") return readSseResult(body, binding, limits, onProgress, read);
   discard(body);
   return new ToolFailure(
     "invalid_result",
@@ -60,6 +70,7 @@ async function readJsonResult(
   body: ResponseData["body"],
   headers: ResponseData["headers"],
   binding: ToolBinding,
+  read: BodyRead | undefined,
 ): Promise<ToolResult | ToolFailure> {
   const limit = binding.maxOutputBytes;
   const declared = Number(headers["content-length"]);
@@ -71,6 +82,7 @@ async function readJsonResult(
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
+    if (read) read.bytes = size;
     // stop reading here: past the limit nothing can be valid, and buffering more is what a hostile service wants
     if (size > limit) {
       discard(body);
@@ -90,12 +102,14 @@ async function readSseResult(
   binding: ToolBinding,
   limits: ReadLimits,
   onProgress: (data: unknown) => void,
+  read: BodyRead | undefined,
 ): Promise<ToolResult | ToolFailure> {
   const parser = new SseParser((event) =>
     event === "progress" ? limits.maxProgressBytes : binding.maxOutputBytes,
   );
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (read) read.bytes += chunk.length;
       for (const event of parser.push(chunk)) {
         if (event.event === "result") {
           // the result ends the call: whatever the service sends after it is not read
@@ -177,6 +191,7 @@ async function readSnippet(
   body: ResponseData["body"],
   max: number,
   secrets: readonly string[],
+  read: BodyRead | undefined,
 ): Promise<string> {
   const wanted = max * 4 + Math.max(0, ...secrets.map((secret) => Buffer.byteLength(secret)));
   const chunks: Buffer[] = [];
@@ -188,6 +203,7 @@ async function readSnippet(
     for await (const chunk of body as AsyncIterable<Buffer>) {
       chunks.push(chunk);
       size += chunk.length;
+      if (read) read.bytes = size;
       if (size >= wanted) break;
     }
     complete = size < wanted;

@@ -360,7 +360,10 @@ export class TurnSupervisor {
       if (stopping === undefined) {
         next = await this.#pickUpWaiting(session, lease);
         if (next) {
-          this.deps.logger.warn({ session_id: sessionId }, "took up a turn waiting for approval");
+          turnLogger(this.deps.logger, next.span).warn(
+            { session_id: sessionId },
+            "took up a turn waiting for approval",
+          );
           return;
         }
       }
@@ -368,7 +371,7 @@ export class TurnSupervisor {
       const chainsQueue = stopping === undefined || stopping === "interrupted";
       const ended = await this.#endStrandedTurn(session, lease, OWNER_GONE, !chainsQueue);
       next = ended.next;
-      this.deps.logger.warn(
+      turnLogger(this.deps.logger, ended.span).warn(
         { session_id: sessionId, unanswered: ended.unanswered },
         "ended a turn whose owner was gone",
       );
@@ -428,14 +431,15 @@ export class TurnSupervisor {
   /**
    * Give every unanswered tool call of a turn that can no longer finish a result and mark the turn
    * failed; the session's next queued message starts its turn in the same write, unless the session
-   * is being stopped. Returns how many calls were unanswered, and the next turn if one started.
+   * is being stopped. Returns how many calls were unanswered, the next turn if one started, and the
+   * span of this end.
    */
   async #endStrandedTurn(
     session: SessionRecord,
     lease: TurnLease,
     why: Stranding,
     stopping = false,
-  ): Promise<{ unanswered: number; next: TurnStart | undefined }> {
+  ): Promise<{ unanswered: number; next: TurnStart | undefined; span: Span }> {
     const events = await this.#readAll(session.id);
     const maybeSent = new ToolFailure("brain_restarted", why.call);
     const step = lastStep(events);
@@ -463,7 +467,7 @@ export class TurnSupervisor {
       { expectStatus: ["running"] },
     );
     endTurnSpan(span, "failed", why.turn.code);
-    return { unanswered: results.length, next };
+    return { unanswered: results.length, next, span };
   }
 
   /**
@@ -541,7 +545,7 @@ export class TurnSupervisor {
           start = await this.#runTurn(session, lease, current).catch((error: unknown) => {
             current.resume?.watch.close();
             if (error instanceof TurnLeftWaiting) return undefined;
-            return this.#endCrashedTurn(session, lease, error);
+            return this.#endCrashedTurn(session, lease, current.span, error);
           });
         }
       } finally {
@@ -594,9 +598,10 @@ export class TurnSupervisor {
   async #endCrashedTurn(
     session: SessionRecord,
     lease: TurnLease,
+    span: Span,
     error: unknown,
   ): Promise<TurnStart | undefined> {
-    const { logger } = this.deps;
+    const logger = turnLogger(this.deps.logger, span);
     const sessionId = session.id;
     const why = crashed(error);
     if (why.turn.code === "store_unavailable")
@@ -675,7 +680,10 @@ export class TurnSupervisor {
       ? resume.history
       : await this.#conversations.of(session.id, await contextMeasure(model, config.tools));
     const summariser = model?.window?.compactionModel;
-    const traced = tracedModel(provider, modelLabels(config, session.config.model), span, tracing, metrics);
+    // one logger for the turn's lines, with its trace ids
+    const logger = turnLogger(this.deps.logger, span);
+    const labels = modelLabels(config, session.config.model);
+    const traced = tracedModel(provider, labels, span, tracing, metrics, logger);
     let end: TurnRunEnd = "crashed";
     try {
       end = await runTurn(
@@ -715,7 +723,7 @@ export class TurnSupervisor {
               expired: true,
             });
           },
-          logger: turnLogger(this.deps.logger, span),
+          logger,
           metrics,
         },
       );

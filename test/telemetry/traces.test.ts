@@ -144,6 +144,8 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
         "gen_ai.tool.name": "lookup",
         "brain.tool.outcome": "ok",
         "http.response.status_code": 200,
+        // both answers are as long: `found {"q":"one"}` and `found {"q":"two"}`
+        "brain.tool.response_bytes": Buffer.byteLength(JSON.stringify(textResult('found {"q":"one"}'))),
       });
       expect(span.status.code).toBe(0);
     }
@@ -152,6 +154,7 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
       "brain.tool.outcome": "http_status",
       "error.type": "http_status",
       "http.response.status_code": 500,
+      "brain.tool.response_bytes": Buffer.byteLength(JSON.stringify({ message: "it broke" })),
     });
     expect(broken?.status.code).toBe(2);
     expect(new Set(calls.map((span) => span.attributes["gen_ai.tool.call.id"])).size).toBe(3);
@@ -263,6 +266,24 @@ describe("a model call to a provider, retried once", () => {
         name: "retry",
         attributes: expect.objectContaining({ attempt: 2, "error.type": "provider_overloaded" }),
       },
+    ]);
+  });
+
+  it("logs the retry with the trace and span ids of the exported turn", async () => {
+    const call = receiver.spans.find((span) => span.name === "chat claude-sonnet-4-5") as ReceivedSpan;
+    const turn = receiver.spans.find((span) => span.spanId === call.parentSpanId);
+    expect(turn?.name).toBe("turn");
+    const retries = brain
+      .logs()
+      .split("\n")
+      .filter((line) => line.includes("model call failed, retrying"))
+      .map((line) => JSON.parse(line));
+    expect(retries).toEqual([
+      expect.objectContaining({
+        code: "provider_overloaded",
+        trace_id: turn?.traceId,
+        span_id: turn?.spanId,
+      }),
     ]);
   });
 });
