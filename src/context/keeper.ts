@@ -98,7 +98,8 @@ export class ContextKeeper {
         messages: compactionMessages(summarised, room, history.measure.counter),
         tools: [],
         signal: this.deps.signal,
-        compaction: { steps: history.steps() },
+        steps: history.steps(),
+        compaction: true,
         onDelta: () => undefined,
       });
       summary = reply.text;

@@ -43,10 +43,12 @@ export interface ModelRequest {
   tools: readonly ToolSpec[];
   signal: AbortSignal;
   /**
-   * Set when this call writes a summary of the conversation (a compaction) rather than a step:
-   * `steps` counts the session's model steps so far, which is where a scripted model stands.
+   * The model steps the session made so far (a summary counts the steps it replaced): where a
+   * scripted model stands, known without walking the conversation.
    */
-  compaction?: { steps: number };
+  steps: number;
+  /** Set when this call writes a summary of the conversation (a compaction) rather than a step. */
+  compaction?: true;
   /**
    * Live text as it arrives; never stored. `attempt` counts the tries of this model call from 1:
    * text of an attempt that failed and was retried is superseded by the next attempt's.

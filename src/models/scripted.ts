@@ -23,11 +23,7 @@ export class ScriptedModel implements ModelProvider {
   async complete(request: ModelRequest): Promise<ModelReply> {
     const script = request.session.config.script ?? this.script;
     if (request.compaction) return summaryOf(request.messages);
-    let index = 0;
-    for (const message of request.messages) {
-      if (message.role === "assistant") index++;
-      else if (message.role === "summary") index += message.steps;
-    }
+    const index = request.steps;
     const step: ScriptedStep | undefined = script ? script[index] : { text: "You said: {{message}}" };
     if (!step) {
       throw new ModelError(

@@ -19,6 +19,7 @@ const request = (messages: ConversationMessage[], tools: ModelRequest["tools"] =
   system: undefined,
   messages,
   tools,
+  steps: 0,
   signal: new AbortController().signal,
   onDelta: () => {},
 });

@@ -157,6 +157,7 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
           system,
           messages: history.messages(),
           tools: at.specs,
+          steps: history.steps(),
           signal,
           onDelta: (text, attempt) => deps.publishLive({ type: "model.delta", data: { text, attempt } }),
         }),

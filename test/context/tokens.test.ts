@@ -63,6 +63,7 @@ const request = (messages: ConversationMessage[]): ModelRequest => ({
   system: "Be brief.",
   messages,
   tools,
+  steps: 0,
   signal: new AbortController().signal,
   onDelta: () => undefined,
 });
