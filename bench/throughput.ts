@@ -200,6 +200,7 @@ export const run: Benchmark = async (context) => {
         `${measured.calls} tool calls counted in ${measured.elapsed.toFixed(1)} s; raw: ${raw.requests} POSTs.`,
         `CPU used while counting, in cores: Brain ${cpu.brain}, echo service ${cpu.echo}, load generator ${cpu.generator} (of ${availableParallelism()}).`,
         "Latency: from the tool.call event to its tool.result event as an SSE client of the session sees them, so it includes Brain's queueing under load.",
+        ...(measured.firstError ? [`first error: ${measured.firstError}`] : []),
       ],
     };
   } finally {

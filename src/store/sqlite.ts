@@ -53,6 +53,16 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
 CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (created_at);
 `;
 
+interface PendingAppend {
+  sessionId: string;
+  events: readonly NewEvent[];
+  options: AppendOptions;
+  resolve: (result: AppendResult) => void;
+  reject: (error: unknown) => void;
+  result?: AppendResult;
+  error?: unknown;
+}
+
 export class StoreInUseError extends Error {
   constructor(readonly path: string) {
     super(`${path} is in use by another process (another Brain?); each Brain needs its own SQLite file`);
@@ -71,6 +81,9 @@ export class SqliteStore implements Store {
   readonly #statements;
   readonly #appendTx;
   readonly #claimTx;
+  readonly #commitBatch;
+  /** Appends waiting for the batch commit at the end of this turn of the event loop. */
+  #batch: PendingAppend[] = [];
   /** When expired idempotency keys were last swept: at most once a minute. */
   #sweptAt = 0;
 
@@ -182,6 +195,17 @@ export class SqliteStore implements Store {
         return { ok: true, events: stored };
       },
     );
+    // each append a savepoint of its own inside the batch's one transaction: one that fails is
+    // undone alone, and its caller gets the error
+    this.#commitBatch = db.transaction((batch: readonly PendingAppend[]) => {
+      for (const pending of batch) {
+        try {
+          pending.result = this.#appendTx(pending.sessionId, pending.events, pending.options);
+        } catch (error) {
+          pending.error = error;
+        }
+      }
+    });
     this.#claimTx = db.transaction((claim: IdempotencyClaim): IdempotencyRecord | undefined => {
       const statements = this.#statements;
       if (claim.now - this.#sweptAt > 60_000) {
@@ -233,7 +257,32 @@ export class SqliteStore implements Store {
     events: readonly NewEvent[],
     options: AppendOptions = {},
   ): Promise<AppendResult> {
-    return this.#appendTx(sessionId, events, options);
+    return new Promise((resolve, reject) => {
+      if (this.#batch.length === 0) setImmediate(() => this.#flush());
+      this.#batch.push({ sessionId, events, options, resolve, reject });
+    });
+  }
+
+  /**
+   * Commit every append made in this turn of the event loop in one transaction: under load, the
+   * commit (the WAL write) is most of an append's cost, and one serves them all. Each append is
+   * still committed before its caller hears of it.
+   */
+  #flush(): void {
+    const batch = this.#batch;
+    this.#batch = [];
+    if (batch.length === 0) return;
+    try {
+      if (!this.#db.open) throw new Error("the store is closed");
+      this.#commitBatch(batch);
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    for (const pending of batch) {
+      if (pending.result) pending.resolve(pending.result);
+      else pending.reject(pending.error);
+    }
   }
 
   async lastSeq(sessionId: string): Promise<number> {
@@ -285,6 +334,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.#flush();
     if (this.#db.open) this.#db.close();
   }
 }

@@ -111,6 +111,26 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
       expect(await store.append("ses_none", [message(1)])).toEqual({ ok: false, status: undefined });
     });
 
+    it("fails an append that cannot be stored alone: those made beside it commit, gapless", async () => {
+      const { session } = await newSession(store);
+      // data JSON cannot hold: the append throws inside the store
+      const unstorable = { type: "message.user", data: { content: 1n } } as unknown as NewEvent;
+      const [first, broken, last] = await Promise.allSettled([
+        store.append(session.id, [message(1)]),
+        store.append(session.id, [message(2), unstorable]),
+        store.append(session.id, [message(3)]),
+      ]);
+      expect(broken?.status).toBe("rejected");
+      expect(first?.status === "fulfilled" && first.value.ok && first.value.events[0]?.seq).toBe(2);
+      expect(last?.status === "fulfilled" && last.value.ok && last.value.events[0]?.seq).toBe(3);
+      const events = await store.readEvents(session.id, 0, 100);
+      expect(events.map((event) => event.data)).toEqual([
+        expect.anything(),
+        { content: "m1" },
+        { content: "m3" },
+      ]);
+    });
+
     it("appends with expectLastSeq only onto that last event", async () => {
       const { session } = await newSession(store);
       const decided = await store.append(session.id, [message(1)], { expectLastSeq: 1 });
@@ -192,6 +212,9 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
         const page = await store.readEvents(session.id, after, 1000);
         if (page.length > 0) assertGapless(page, after + 1);
         reads.push(page);
+        // a read comes in a request of its own, not in a loop of promises that never lets the
+        // event loop turn: a store may commit appends at the end of the loop's turn
+        await new Promise((resolve) => setImmediate(resolve));
       }
       await writer;
       expect(reads.length).toBeGreaterThan(1);
