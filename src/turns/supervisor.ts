@@ -679,8 +679,9 @@ export class TurnSupervisor {
     const history = resume
       ? resume.history
       : await this.#conversations.of(session.id, await contextMeasure(model, config.tools));
-    // one logger for the turn's lines, with its trace ids
+    // one logger for the turn's lines, with its trace ids; the lease's too
     const logger = turnLogger(this.deps.logger, span);
+    lease.logUnder?.(logger);
     const tracedAs = (name: string, target: ModelProvider) =>
       tracedModel(target, modelLabels(config, name), span, tracing, metrics, logger);
     const traced = tracedAs(session.config.model, provider);

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BrainProcess, newKeys, startBrainProcess } from "../helpers/brain-process.js";
 import { needs } from "../helpers/host-needs.js";
@@ -110,7 +111,7 @@ describe("a turn in a Brain killed with SIGKILL stays in its trace", () => {
 });
 
 describe(
-  "a turn of a Brain killed with SIGKILL, taken over by another on PostgreSQL",
+  "a turn of Brain instances sharing PostgreSQL, taken over by another, stays in its trace",
   needs("postgres"),
   () => {
     let database: TestDatabase;
@@ -136,7 +137,7 @@ describe(
       await database?.drop();
     });
 
-    it("ends in the client's trace, under the turn's span", async () => {
+    it("ended by the other when its own was killed with SIGKILL: under the turn's span", async () => {
       const [a, b] = instances as [BrainProcess, BrainProcess];
       const session = await a.client().createSession({
         tools: ["hang"],
@@ -172,6 +173,38 @@ describe(
       await expect
         .poll(ownerGone)
         .toEqual([expect.objectContaining({ session_id: session.id, trace_id: CLIENT_TRACE })]);
+    });
+
+    it("logs a lease lost to another instance in the trace of the turn it held", async () => {
+      const b = instances[1] as BrainProcess;
+      const session = await b.client().createSession({
+        tools: ["hang"],
+        script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "never" }],
+      });
+      await b.client().sendMessage(session.id, "go", { traceparent: traceparentFor("4444444444444444") });
+      const started = await waitForEvents(b.client(), session.id, (all) =>
+        all.some((e) => e.type === "tool.call"),
+      );
+      const turnSpan = String(ofType(started, "turn.started").at(-1)?.data.traceparent).split("-")[2];
+      // what another instance's takeover writes: its name and a newer token on the lease
+      const sql = new pg.Client({ connectionString: database.url });
+      await sql.connect();
+      await sql.query(
+        "UPDATE brain_turn_leases SET owner = 'brn_other', token = token + 1000 WHERE session_id = $1",
+        [session.id],
+      );
+      await sql.end();
+      const lost = () =>
+        b
+          .output()
+          .split("\n")
+          .filter((text) => text.includes("lost a turn lease"))
+          .map((text) => JSON.parse(text));
+      await expect
+        .poll(lost)
+        .toEqual([
+          expect.objectContaining({ session_id: session.id, trace_id: CLIENT_TRACE, span_id: turnSpan }),
+        ]);
     });
   },
 );
