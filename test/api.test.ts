@@ -544,6 +544,68 @@ describe("routes", () => {
   });
 });
 
+describe("each request's log line and count", () => {
+  /** The "request" lines logged for requests sent with this trace id. */
+  const linesOf = (traceId: string) =>
+    brain
+      .logs()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.msg === "request" && line.trace_id === traceId);
+  const counted = async (labels: string) => {
+    const text = (await call("GET", "/metrics", { key: null })).text;
+    const line = text.split("\n").find((l) => l.startsWith(`brain_http_requests_total{${labels}} `));
+    return Number(line?.split(" ")[1] ?? 0);
+  };
+  const traceparent = (traceId: string) => `00-${traceId}-00f067aa0ba902b7-01`;
+
+  it("has one for an event stream its client left, which never finished", async () => {
+    const session = await brain.client().createSession();
+    const labels = 'method="GET",route="/sessions/{id}/events",status="200"';
+    const before = await counted(labels);
+    const traceId = "5a1e0f3c2b4d6e8f9a0b1c2d3e4f5a6b";
+    const response = await request(`${brain.url}/sessions/${session.id}/events`, {
+      headers: {
+        authorization: `Bearer ${brain.keys.acme}`,
+        accept: "text/event-stream",
+        traceparent: traceparent(traceId),
+      },
+    });
+    for await (const _retry of response.body) break;
+    await expect.poll(() => linesOf(traceId)).toHaveLength(1);
+    expect(await counted(labels)).toBe(before + 1);
+    expect(linesOf(traceId)).toEqual([
+      expect.objectContaining({ route: "/sessions/{id}/events", status: 200, aborted: true }),
+    ]);
+  });
+
+  it("has one for a request target that is no path", async () => {
+    const labels = 'method="GET",route="(none)",status="400"';
+    const before = await counted(labels);
+    const traceId = "6b2f1a4d3c5e7f9a0b1c2d3e4f5a6b7c";
+    const { hostname, port } = new URL(brain.url);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () =>
+        socket.write(
+          `GET //[ HTTP/1.1\r\nhost: brain\r\ntraceparent: ${traceparent(traceId)}\r\nconnection: close\r\n\r\n`,
+        ),
+      );
+      let received = "";
+      socket.on("data", (chunk) => {
+        received += chunk;
+      });
+      socket.on("close", () => resolve(received));
+      socket.on("error", reject);
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+    await expect.poll(() => linesOf(traceId)).toHaveLength(1);
+    expect(await counted(labels)).toBe(before + 1);
+    expect(linesOf(traceId)).toEqual([expect.objectContaining({ route: "(none)", status: 400 })]);
+    expect(linesOf(traceId)[0]).not.toHaveProperty("aborted");
+  });
+});
+
 describe("the client", () => {
   it("turns API errors into BrainApiError with the stable code", async () => {
     const error = await brain

@@ -2,13 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { parseTraceparent } from "../telemetry/trace-context.js";
 import { type Authenticator, bearerToken } from "./auth.js";
 import { answerClientError } from "./client-error.js";
 import { ApiError } from "./errors.js";
 import { sendError } from "./http.js";
 import type { InspectionGrants } from "./inspection.js";
 import type { TenantRateLimits } from "./rate-limits.js";
+import { clientTrace, observeRequest } from "./request-observer.js";
 import type { RequestContext, Router } from "./router.js";
 
 export interface ServerDeps {
@@ -43,18 +43,21 @@ export function createApiServer(deps: ServerDeps): Server {
         // logging it as one would let any client flood the error log
         if (req.destroyed && CLIENT_LEFT.has(errorCode(error))) {
           deps.logger.debug(
-            { method: req.method, route, reason: errorCode(error) },
+            { method: req.method, route, reason: errorCode(error), ...clientTrace(req) },
             "client left mid-request",
           );
           res.destroy();
           return;
         }
         if (error instanceof StoreUnavailableError) {
-          deps.logger.warn({ method: req.method, route }, "request failed: the store cannot be reached");
+          deps.logger.warn(
+            { method: req.method, route, ...clientTrace(req) },
+            "request failed: the store cannot be reached",
+          );
           sendError(res, new ApiError("store_unavailable", error.message), { "retry-after": "1" });
           return;
         }
-        deps.logger.error({ err: error, method: req.method, route }, "request failed");
+        deps.logger.error({ err: error, method: req.method, route, ...clientTrace(req) }, "request failed");
         sendError(res, new ApiError("internal", "Brain failed to handle this request; it is logged"));
       });
     },
@@ -70,6 +73,7 @@ function errorCode(error: unknown): string {
 }
 
 async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: ServerDeps): Promise<void> {
+  const observed = observeRequest(req, res, deps);
   let url: URL;
   try {
     url = new URL(req.url ?? "/", "http://brain.invalid");
@@ -77,25 +81,6 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: Se
     return sendError(res, new ApiError("invalid_request", "the request target is not a valid path"));
   }
   const match = deps.router.match(req.method ?? "GET", url.pathname);
-  let routeLabel = "(none)";
-  const started = performance.now();
-  res.on("finish", () => {
-    deps.metrics.httpRequests.inc({ method: req.method ?? "", route: routeLabel, status: res.statusCode });
-    // the route's template, never its path: a path carries session and call ids
-    if (deps.logger.isLevelEnabled("debug")) {
-      const trace = parseTraceparent(req.headers.traceparent);
-      deps.logger.debug(
-        {
-          method: req.method,
-          route: routeLabel,
-          status: res.statusCode,
-          duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-          ...(trace && { trace_id: trace.traceId }),
-        },
-        "request",
-      );
-    }
-  });
   if (match.kind === "not_found")
     return sendError(res, new ApiError("not_found", `no route for ${url.pathname}`));
   if (match.kind === "method_not_allowed") {
@@ -104,7 +89,7 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: Se
     });
   }
   const { route, params } = match;
-  routeLabel = route.path;
+  observed.route(route.path);
   const ctx: RequestContext = { req, res, url, params, tenantId: "", inspection: undefined };
   if (route.auth !== "public") {
     const token = bearerToken(req.headers.authorization);

@@ -1,3 +1,5 @@
+import type { Logger } from "../telemetry/logger.js";
+
 /**
  * A running turn's ownership. The owner runs the turn and is the only one to write to it; a
  * stop asked anywhere reaches it through its lease.
@@ -11,6 +13,11 @@ export interface TurnLease {
    * store refuses them once another owner has the turn.
    */
   readonly token?: number;
+  /**
+   * Where a lease can be lost, log what befalls it (lost, not released) on `logger` from now on:
+   * the running turn's, with its trace ids. Each turn the lease runs calls it.
+   */
+  logUnder?(logger: Logger): void;
   /** The turn has ended and recorded its end: give the session up, and wake whoever waits on it. */
   release(): void;
 }

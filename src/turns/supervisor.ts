@@ -679,11 +679,15 @@ export class TurnSupervisor {
     const history = resume
       ? resume.history
       : await this.#conversations.of(session.id, await contextMeasure(model, config.tools));
-    const summariser = model?.window?.compactionModel;
-    // one logger for the turn's lines, with its trace ids
+    // one logger for the turn's lines, with its trace ids; the lease's too
     const logger = turnLogger(this.deps.logger, span);
-    const labels = modelLabels(config, session.config.model);
-    const traced = tracedModel(provider, labels, span, tracing, metrics, logger);
+    lease.logUnder?.(logger);
+    const tracedAs = (name: string, target: ModelProvider) =>
+      tracedModel(target, modelLabels(config, name), span, tracing, metrics, logger);
+    const traced = tracedAs(session.config.model, provider);
+    // a compaction model's calls are the turn's too: under its span, their lines with its trace ids
+    const compaction = model?.window?.compactionModel;
+    const summariser = compaction === undefined ? undefined : this.deps.providers.get(compaction);
     let end: TurnRunEnd = "crashed";
     try {
       end = await runTurn(
@@ -701,7 +705,7 @@ export class TurnSupervisor {
             window: model?.window,
             model: session.config.model,
             provider: traced,
-            summariser: (summariser && this.deps.providers.get(summariser)) || traced,
+            summariser: compaction && summariser ? tracedAs(compaction, summariser) : traced,
             session: { id: session.id, config: session.config },
             signal: lease.signal,
             append,

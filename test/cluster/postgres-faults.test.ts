@@ -10,6 +10,7 @@ import { assertGapless, waitForEvents } from "../helpers/turns.js";
 // appends wait for PostgreSQL up to half a lease (3 s); the lease runs out 6 s after its last renewal
 const LEASE_SECONDS = 6;
 const PASSWORD = "pg-password-5e1f9c";
+const CLIENT_TRACE = "7c3a2b5e4d6f8a0b1c2d3e4f5a6b7c8d";
 
 let database: TestDatabase;
 let proxy: TcpProxy;
@@ -75,11 +76,24 @@ describe("A Brain process on PostgreSQL when the database goes away", needs("pos
     // the call's result comes while the database is away: its append waits
     released.shift()?.();
     const away = await request(`${brain.url}/sessions/${sessionId}`, {
-      headers: { authorization: `Bearer ${brain.keys.acme}` },
+      headers: {
+        authorization: `Bearer ${brain.keys.acme}`,
+        traceparent: `00-${CLIENT_TRACE}-00f067aa0ba902b7-01`,
+      },
     });
     expect(away.statusCode).toBe(503);
     expect(away.headers["retry-after"]).toBe("1");
     expect(((await away.body.json()) as { error: { code: string } }).error.code).toBe("store_unavailable");
+    // logged as the answer was sent, and read from the process's output a moment later
+    await expect
+      .poll(() =>
+        brain
+          .output()
+          .split("\n")
+          .filter((line) => line.includes("request failed: the store cannot be reached"))
+          .map((line) => JSON.parse(line)),
+      )
+      .toEqual([expect.objectContaining({ route: `/sessions/${sessionId}`, trace_id: CLIENT_TRACE })]);
     await sleep(1200);
     proxy.restore();
     const events = await waitForEvents(brain.client(), sessionId, (stored) =>

@@ -1,6 +1,9 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BrainProcess, startBrainProcess } from "../helpers/brain-process.js";
+import { type BrainProcess, newKeys, startBrainProcess } from "../helpers/brain-process.js";
+import { needs } from "../helpers/host-needs.js";
 import { type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { ofType, waitForEvents } from "../helpers/turns.js";
 
@@ -18,19 +21,19 @@ beforeAll(async () => {
     // never answers: the call is out when Brain dies
     "/hang": () => {},
   });
-  const binding = (name: string, approval?: "always") => ({
-    name,
-    description: name,
-    input_schema: { type: "object" },
-    url: service.at(`/${name}`),
-    tenants: ["acme"],
-    ...(approval && { approval }),
-  });
-  brain = await startBrainProcess(
-    { tools: [binding("hang"), binding("guarded", "always")] },
-    { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "20" },
-  );
+  brain = await startBrainProcess({ tools: [binding("hang"), binding("guarded", "always")] }, exporting());
 });
+
+const binding = (name: string, approval?: "always") => ({
+  name,
+  description: name,
+  input_schema: { type: "object" },
+  url: service.at(`/${name}`),
+  tenants: ["acme"],
+  ...(approval && { approval }),
+});
+/** A Brain's environment that exports its spans to the receiver moments after they end. */
+const exporting = () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "20" });
 
 afterAll(async () => {
   await brain?.stop();
@@ -106,3 +109,102 @@ describe("a turn in a Brain killed with SIGKILL stays in its trace", () => {
     );
   });
 });
+
+describe(
+  "a turn of Brain instances sharing PostgreSQL, taken over by another, stays in its trace",
+  needs("postgres"),
+  () => {
+    let database: TestDatabase;
+    const instances: BrainProcess[] = [];
+
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      const keys = newKeys();
+      // a short lease: the other instance takes the turn over within a couple of seconds
+      const store = { kind: "postgres", url_env: "DATABASE_URL", lease_seconds: 2 };
+      const start = () =>
+        startBrainProcess(
+          { store, tools: [binding("hang")] },
+          { DATABASE_URL: database.url, ...exporting() },
+          keys,
+        );
+      // one after the other: both would migrate the new database at once
+      instances.push(await start(), await start());
+    }, 30_000);
+
+    afterAll(async () => {
+      await Promise.all(instances.map((instance) => instance.stop().catch(() => undefined)));
+      await database?.drop();
+    });
+
+    it("ended by the other when its own was killed with SIGKILL: under the turn's span", async () => {
+      const [a, b] = instances as [BrainProcess, BrainProcess];
+      const session = await a.client().createSession({
+        tools: ["hang"],
+        script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "never" }],
+      });
+      await a.client().sendMessage(session.id, "go", { traceparent: traceparentFor("3333333333333333") });
+      const started = await waitForEvents(a.client(), session.id, (all) =>
+        all.some((e) => e.type === "tool.call"),
+      );
+      const turnSpan = String(ofType(started, "turn.started").at(-1)?.data.traceparent).split("-")[2];
+      await a.kill();
+
+      const ended = await waitForEvents(b.client(), session.id, (all) => all.at(-1)?.type === "turn.failed");
+      expect(ofType(ended, "turn.failed").at(-1)?.data.error.code).toBe("brain_restarted");
+      const spans = await receiver.waitFor((all) =>
+        all.some((span) => span.name === "turn end" && span.parentSpanId === turnSpan),
+      );
+      expect(spans.find((span) => span.name === "turn end" && span.parentSpanId === turnSpan)).toMatchObject({
+        traceId: CLIENT_TRACE,
+        status: { code: 2 },
+        attributes: expect.objectContaining({
+          "error.type": "brain_restarted",
+          "brain.session.id": session.id,
+        }),
+      });
+      // and B's line about it is in the same trace
+      const ownerGone = () =>
+        b
+          .output()
+          .split("\n")
+          .filter((text) => text.includes("ended a turn whose owner was gone"))
+          .map((text) => JSON.parse(text));
+      await expect
+        .poll(ownerGone)
+        .toEqual([expect.objectContaining({ session_id: session.id, trace_id: CLIENT_TRACE })]);
+    });
+
+    it("logs a lease lost to another instance in the trace of the turn it held", async () => {
+      const b = instances[1] as BrainProcess;
+      const session = await b.client().createSession({
+        tools: ["hang"],
+        script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "never" }],
+      });
+      await b.client().sendMessage(session.id, "go", { traceparent: traceparentFor("4444444444444444") });
+      const started = await waitForEvents(b.client(), session.id, (all) =>
+        all.some((e) => e.type === "tool.call"),
+      );
+      const turnSpan = String(ofType(started, "turn.started").at(-1)?.data.traceparent).split("-")[2];
+      // what another instance's takeover writes: its name and a newer token on the lease
+      const sql = new pg.Client({ connectionString: database.url });
+      await sql.connect();
+      await sql.query(
+        "UPDATE brain_turn_leases SET owner = 'brn_other', token = token + 1000 WHERE session_id = $1",
+        [session.id],
+      );
+      await sql.end();
+      const lost = () =>
+        b
+          .output()
+          .split("\n")
+          .filter((text) => text.includes("lost a turn lease"))
+          .map((text) => JSON.parse(text));
+      await expect
+        .poll(lost)
+        .toEqual([
+          expect.objectContaining({ session_id: session.id, trace_id: CLIENT_TRACE, span_id: turnSpan }),
+        ]);
+    });
+  },
+);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
-import { ofType, waitForEvents } from "../helpers/turns.js";
+import { ofType, runTurn, waitForEvents } from "../helpers/turns.js";
 import { anthropicError, anthropicReply } from "../providers/fake-anthropic.js";
 import { type FakeModelServer, startFakeModelServer } from "../providers/fake-model-server.js";
 
@@ -43,6 +43,14 @@ beforeAll(async () => {
           model: "claude-sonnet-4-5",
           base_url: provider.url,
           api_key_env: "PROVIDER_KEY",
+        },
+        // a small window whose summaries the provider's model writes
+        {
+          name: "compacted",
+          provider: "scripted",
+          context_window: 1500,
+          max_output_tokens: 100,
+          context: { compaction_model: "claude" },
         },
       ],
     },
@@ -284,6 +292,39 @@ describe("a model call to a provider, retried once", () => {
         trace_id: turn?.traceId,
         span_id: turn?.spanId,
       }),
+    ]);
+  });
+});
+
+describe("a compaction whose summary another model entry writes, retried once", () => {
+  it("is a model call of the turn: under its span, its retry logged with its trace ids", async () => {
+    provider.enqueue(
+      anthropicError(529, "overloaded_error", "Overloaded", { "retry-after": "0" }),
+      anthropicReply({ text: "the summary", usage: { input: 300, output: 4 } }),
+    );
+    const client = brain.client();
+    const session = await client.createSession({
+      model: "compacted",
+      script: [{ text: "first" }, { text: "second" }],
+    });
+    // about 800 tokens, then 400 more: past the window's 1100, so the first turn is summarised
+    await runTurn(client, session.id, "a".repeat(2000));
+    const events = await runTurn(client, session.id, "b".repeat(1000));
+    expect(ofType(events, "context.compacted")[0]?.data.summary).toBe("the summary");
+    const [, traceId, turnSpan] = String(ofType(events, "turn.started")[0]?.data.traceparent).split("-");
+    const spans = await receiver.waitFor((all) =>
+      all.some((span) => span.name === "chat claude-sonnet-4-5" && span.parentSpanId === turnSpan),
+    );
+    expect(
+      spans.find((span) => span.name === "chat claude-sonnet-4-5" && span.parentSpanId === turnSpan)?.events,
+    ).toEqual([expect.objectContaining({ name: "retry" })]);
+    const retries = brain
+      .logs()
+      .split("\n")
+      .filter((line) => line.includes("model call failed, retrying") && line.includes(String(traceId)))
+      .map((line) => JSON.parse(line));
+    expect(retries).toEqual([
+      expect.objectContaining({ code: "provider_overloaded", trace_id: traceId, span_id: turnSpan }),
     ]);
   });
 });

@@ -15,6 +15,8 @@ interface Held {
   ended: Promise<void>;
   /** When the lease runs out unless renewed, by this instance's clock. */
   expiresAt: number;
+  /** Where what befalls the lease is logged: its turn's logger, once the turn gave it. */
+  logger: Logger;
 }
 
 /** How often a stop asked of another instance looks whether the turn has ended. */
@@ -70,19 +72,30 @@ export class PostgresTurnLeases implements TurnLeases {
       sessionId,
       token,
       signal: controller.signal,
+      logUnder: (logger: Logger) => {
+        const held = this.#held.get(sessionId);
+        if (held?.lease === lease) held.logger = logger;
+      },
       release: () => {
-        if (this.#held.get(sessionId)?.lease !== lease) return;
+        const held = this.#held.get(sessionId);
+        if (held?.lease !== lease) return;
         this.#held.delete(sessionId);
         markEnded();
         this.pool
           .query("DELETE FROM brain_turn_leases WHERE session_id = $1 AND token = $2", [sessionId, token])
           .catch((error: unknown) =>
             // it runs out by itself: nobody can take the turn over before then
-            this.logger.warn({ session_id: sessionId, err: error }, "could not release a turn lease"),
+            held.logger.warn({ session_id: sessionId, err: error }, "could not release a turn lease"),
           );
       },
     };
-    this.#held.set(sessionId, { lease, controller, ended, expiresAt: asked + this.leaseSeconds * 1000 });
+    this.#held.set(sessionId, {
+      lease,
+      controller,
+      ended,
+      expiresAt: asked + this.leaseSeconds * 1000,
+      logger: this.logger,
+    });
     return lease;
   }
 
@@ -172,7 +185,7 @@ export class PostgresTurnLeases implements TurnLeases {
 
   #lost(held: Held, why: string): void {
     if (held.controller.signal.aborted) return;
-    this.logger.warn({ session_id: held.lease.sessionId }, `lost a turn lease: ${why}`);
+    held.logger.warn({ session_id: held.lease.sessionId }, `lost a turn lease: ${why}`);
     held.controller.abort(LEASE_LOST);
   }
 }
