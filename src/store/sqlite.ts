@@ -53,6 +53,28 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
 CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (created_at);
 `;
 
+/**
+ * Whether the last turn of the event loop that had appends had them from more than one session:
+ * the sign of concurrent turns, whose appends are worth a shared commit. One session's turn alone
+ * appends one step after another and has nothing to share a commit with.
+ */
+class LoopTurnSessions {
+  crowded = false;
+  #first: string | undefined;
+  #many = false;
+
+  saw(sessionId: string): void {
+    if (this.#first === undefined) {
+      this.#first = sessionId;
+      setImmediate(() => {
+        this.crowded = this.#many;
+        this.#first = undefined;
+        this.#many = false;
+      });
+    } else if (sessionId !== this.#first) this.#many = true;
+  }
+}
+
 interface PendingAppend {
   sessionId: string;
   events: readonly NewEvent[];
@@ -84,6 +106,8 @@ export class SqliteStore implements Store {
   readonly #commitBatch;
   /** Appends waiting for the batch commit at the end of this turn of the event loop. */
   #batch: PendingAppend[] = [];
+  /** Whether appends come from many sessions at once: then they wait to commit together. */
+  readonly #loopTurn = new LoopTurnSessions();
   /** When expired idempotency keys were last swept: at most once a minute. */
   #sweptAt = 0;
 
@@ -257,6 +281,10 @@ export class SqliteStore implements Store {
     events: readonly NewEvent[],
     options: AppendOptions = {},
   ): Promise<AppendResult> {
+    this.#loopTurn.saw(sessionId);
+    // alone, an append commits at once: waiting would cost its turn a trip round the event loop
+    if (this.#batch.length === 0 && !this.#loopTurn.crowded)
+      return this.#appendTx(sessionId, events, options);
     return new Promise((resolve, reject) => {
       if (this.#batch.length === 0) setImmediate(() => this.#flush());
       this.#batch.push({ sessionId, events, options, resolve, reject });
@@ -264,9 +292,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Commit every append made in this turn of the event loop in one transaction: under load, the
-   * commit (the WAL write) is most of an append's cost, and one serves them all. Each append is
-   * still committed before its caller hears of it.
+   * Commit the appends waiting, made in this turn of the event loop, in one transaction: under
+   * load the commit (the WAL write) is most of an append's cost, and one serves them all. Each
+   * append is still committed before its caller hears of it.
    */
   #flush(): void {
     const batch = this.#batch;
