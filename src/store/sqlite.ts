@@ -54,24 +54,24 @@ CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (created_
 `;
 
 /**
- * Whether the last turn of the event loop that had appends had them from more than one session:
- * the sign of concurrent turns, whose appends are worth a shared commit. One session's turn alone
- * appends one step after another and has nothing to share a commit with.
+ * Whether appends come from many sessions at once, the sign of concurrent turns, whose appends
+ * are worth a shared commit: two sessions' appends within a millisecond make it so for the next
+ * 100 ms. One session's turn alone appends one step after another and has nothing to share a
+ * commit with. Told by the clock, not by a timer per turn of the event loop, which would cost
+ * the lone turn more than the shared commit saves.
  */
-class LoopTurnSessions {
-  crowded = false;
-  #first: string | undefined;
-  #many = false;
+class ConcurrentAppends {
+  #last: string | undefined;
+  #lastAt = 0;
+  #crowdedUntil = 0;
 
-  saw(sessionId: string): void {
-    if (this.#first === undefined) {
-      this.#first = sessionId;
-      setImmediate(() => {
-        this.crowded = this.#many;
-        this.#first = undefined;
-        this.#many = false;
-      });
-    } else if (sessionId !== this.#first) this.#many = true;
+  /** Note an append of `sessionId`; whether appends are crowded now. */
+  crowded(sessionId: string): boolean {
+    const now = performance.now();
+    if (sessionId !== this.#last && now - this.#lastAt < 1) this.#crowdedUntil = now + 100;
+    this.#last = sessionId;
+    this.#lastAt = now;
+    return now < this.#crowdedUntil;
   }
 }
 
@@ -107,7 +107,7 @@ export class SqliteStore implements Store {
   /** Appends waiting for the batch commit at the end of this turn of the event loop. */
   #batch: PendingAppend[] = [];
   /** Whether appends come from many sessions at once: then they wait to commit together. */
-  readonly #loopTurn = new LoopTurnSessions();
+  readonly #concurrent = new ConcurrentAppends();
   /** When expired idempotency keys were last swept: at most once a minute. */
   #sweptAt = 0;
 
@@ -281,10 +281,9 @@ export class SqliteStore implements Store {
     events: readonly NewEvent[],
     options: AppendOptions = {},
   ): Promise<AppendResult> {
-    this.#loopTurn.saw(sessionId);
+    const crowded = this.#concurrent.crowded(sessionId);
     // alone, an append commits at once: waiting would cost its turn a trip round the event loop
-    if (this.#batch.length === 0 && !this.#loopTurn.crowded)
-      return this.#appendTx(sessionId, events, options);
+    if (this.#batch.length === 0 && !crowded) return this.#appendTx(sessionId, events, options);
     return new Promise((resolve, reject) => {
       if (this.#batch.length === 0) setImmediate(() => this.#flush());
       this.#batch.push({ sessionId, events, options, resolve, reject });

@@ -113,8 +113,8 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
 
     it("fails an append that cannot be stored alone: those made beside it commit, gapless", async () => {
       const { session } = await newSession(store);
-      // appends of two sessions in one turn of the event loop: a store may commit the next
-      // turn's together, and one that fails must not take the others with it
+      // appends of two sessions at once: a store may commit the next ones together, and one
+      // that fails must not take the others with it
       const other = await newSession(store);
       await Promise.all([
         store.append(other.session.id, [message(0)]),
