@@ -53,38 +53,6 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
 CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (created_at);
 `;
 
-/**
- * Whether appends come from many sessions at once, the sign of concurrent turns, whose appends
- * are worth a shared commit: two sessions' appends within a millisecond make it so for the next
- * 100 ms. One session's turn alone appends one step after another and has nothing to share a
- * commit with. Told by the clock, not by a timer per turn of the event loop, which would cost
- * the lone turn more than the shared commit saves.
- */
-class ConcurrentAppends {
-  #last: string | undefined;
-  #lastAt = 0;
-  #crowdedUntil = 0;
-
-  /** Note an append of `sessionId`; whether appends are crowded now. */
-  crowded(sessionId: string): boolean {
-    const now = performance.now();
-    if (sessionId !== this.#last && now - this.#lastAt < 1) this.#crowdedUntil = now + 100;
-    this.#last = sessionId;
-    this.#lastAt = now;
-    return now < this.#crowdedUntil;
-  }
-}
-
-interface PendingAppend {
-  sessionId: string;
-  events: readonly NewEvent[];
-  options: AppendOptions;
-  resolve: (result: AppendResult) => void;
-  reject: (error: unknown) => void;
-  result?: AppendResult;
-  error?: unknown;
-}
-
 export class StoreInUseError extends Error {
   constructor(readonly path: string) {
     super(`${path} is in use by another process (another Brain?); each Brain needs its own SQLite file`);
@@ -103,11 +71,6 @@ export class SqliteStore implements Store {
   readonly #statements;
   readonly #appendTx;
   readonly #claimTx;
-  readonly #commitBatch;
-  /** Appends waiting for the batch commit at the end of this turn of the event loop. */
-  #batch: PendingAppend[] = [];
-  /** Whether appends come from many sessions at once: then they wait to commit together. */
-  readonly #concurrent = new ConcurrentAppends();
   /** When expired idempotency keys were last swept: at most once a minute. */
   #sweptAt = 0;
 
@@ -219,17 +182,6 @@ export class SqliteStore implements Store {
         return { ok: true, events: stored };
       },
     );
-    // each append a savepoint of its own inside the batch's one transaction: one that fails is
-    // undone alone, and its caller gets the error
-    this.#commitBatch = db.transaction((batch: readonly PendingAppend[]) => {
-      for (const pending of batch) {
-        try {
-          pending.result = this.#appendTx(pending.sessionId, pending.events, pending.options);
-        } catch (error) {
-          pending.error = error;
-        }
-      }
-    });
     this.#claimTx = db.transaction((claim: IdempotencyClaim): IdempotencyRecord | undefined => {
       const statements = this.#statements;
       if (claim.now - this.#sweptAt > 60_000) {
@@ -281,35 +233,7 @@ export class SqliteStore implements Store {
     events: readonly NewEvent[],
     options: AppendOptions = {},
   ): Promise<AppendResult> {
-    const crowded = this.#concurrent.crowded(sessionId);
-    // alone, an append commits at once: waiting would cost its turn a trip round the event loop
-    if (this.#batch.length === 0 && !crowded) return this.#appendTx(sessionId, events, options);
-    return new Promise((resolve, reject) => {
-      if (this.#batch.length === 0) setImmediate(() => this.#flush());
-      this.#batch.push({ sessionId, events, options, resolve, reject });
-    });
-  }
-
-  /**
-   * Commit the appends waiting, made in this turn of the event loop, in one transaction: under
-   * load the commit (the WAL write) is most of an append's cost, and one serves them all. Each
-   * append is still committed before its caller hears of it.
-   */
-  #flush(): void {
-    const batch = this.#batch;
-    this.#batch = [];
-    if (batch.length === 0) return;
-    try {
-      if (!this.#db.open) throw new Error("the store is closed");
-      this.#commitBatch(batch);
-    } catch (error) {
-      for (const pending of batch) pending.reject(error);
-      return;
-    }
-    for (const pending of batch) {
-      if (pending.result) pending.resolve(pending.result);
-      else pending.reject(pending.error);
-    }
+    return this.#appendTx(sessionId, events, options);
   }
 
   async lastSeq(sessionId: string): Promise<number> {
@@ -361,7 +285,6 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.#flush();
     if (this.#db.open) this.#db.close();
   }
 }

@@ -43,10 +43,6 @@ export interface Store {
   getSession(id: string): Promise<SessionRecord | undefined>;
   /** The tenant's sessions, newest first, strictly older than `before` when given. */
   listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]>;
-  /**
-   * Resolves once the events are committed. Appends commit in the order they were made, and a store
-   * may commit those made in one turn of the event loop together, at its end.
-   */
   append(sessionId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
   /** The seq of the session's last event, 0 when it has none or does not exist. */
   lastSeq(sessionId: string): Promise<number>;
