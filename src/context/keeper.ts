@@ -7,6 +7,7 @@ import {
   type ToolSpec,
   type Usage,
 } from "../models/provider.js";
+import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { COMPACTION_PROMPT, chooseCut, compactionMessages, truncationNote } from "./compaction.js";
 import type { ContextHistory } from "./history.js";
@@ -26,6 +27,8 @@ export interface ContextKeeperDeps {
   signal: AbortSignal;
   append: (events: readonly NewEvent[]) => Promise<StoredEvent[]>;
   metrics: Metrics;
+  /** The turn's logger, with its trace ids: the summariser's retries are logged on it. */
+  logger: Logger;
 }
 
 /**
@@ -100,6 +103,7 @@ export class ContextKeeper {
         signal: this.deps.signal,
         steps: history.steps(),
         compaction: true,
+        logger: this.deps.logger,
         onDelta: () => undefined,
       });
       summary = reply.text;

@@ -1,5 +1,4 @@
 import { ModelError, type ModelProvider } from "../models/provider.js";
-import type { Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { type Span, SpanKind, SpanStatusCode, type Tracing } from "./tracing.js";
 
@@ -15,7 +14,7 @@ export interface ModelEntryLabels {
 /**
  * The turn's model calls, each a span under the turn's (the GenAI semantic conventions'
  * attributes: https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/), counted and timed
- * by model entry and outcome, with the tokens they used; their log lines are the turn's (`logger`).
+ * by model entry and outcome, with the tokens they used.
  */
 export function tracedModel(
   provider: ModelProvider,
@@ -23,7 +22,6 @@ export function tracedModel(
   parent: Span,
   tracing: Tracing,
   metrics: Metrics,
-  logger: Logger,
 ): ModelProvider {
   const labels = { model: entry.name, provider: entry.provider };
   return {
@@ -49,13 +47,12 @@ export function tracedModel(
           span.isRecording()
             ? {
                 ...request,
-                logger,
                 onRetry: (attempt, code, waitMs) => {
                   span.addEvent("retry", { attempt, "error.type": code, "brain.retry.wait_ms": waitMs });
                   request.onRetry?.(attempt, code, waitMs);
                 },
               }
-            : { ...request, logger },
+            : request,
         );
         metrics.modelTokens.inc({ ...labels, type: "input" }, reply.usage.input_tokens);
         metrics.modelTokens.inc({ ...labels, type: "output" }, reply.usage.output_tokens);

@@ -683,7 +683,7 @@ export class TurnSupervisor {
     const logger = turnLogger(this.deps.logger, span);
     lease.logUnder?.(logger);
     const tracedAs = (name: string, target: ModelProvider) =>
-      tracedModel(target, modelLabels(config, name), span, tracing, metrics, logger);
+      tracedModel(target, modelLabels(config, name), span, tracing, metrics);
     const traced = tracedAs(session.config.model, provider);
     // a compaction model's calls are the turn's too: under its span, their lines with its trace ids
     const compaction = model?.window?.compactionModel;
@@ -710,6 +710,7 @@ export class TurnSupervisor {
             signal: lease.signal,
             append,
             metrics,
+            logger,
           }),
           dispatcher: tracedTools(this.deps.dispatcher, span, tracing, metrics),
           tools,

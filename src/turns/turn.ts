@@ -159,6 +159,7 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
           tools: at.specs,
           steps: history.steps(),
           signal,
+          logger: deps.logger,
           onDelta: (text, attempt) => deps.publishLive({ type: "model.delta", data: { text, attempt } }),
         }),
       );
