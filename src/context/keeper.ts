@@ -11,8 +11,14 @@ import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { COMPACTION_PROMPT, chooseCut, compactionMessages, truncationNote } from "./compaction.js";
 import type { ContextHistory } from "./history.js";
-import { requestTokens } from "./tokens.js";
+import { requestTokens, type TokenCounter } from "./tokens.js";
 import { type ContextWindow, fits } from "./window.js";
+
+/** What a model request sends besides the conversation. */
+interface ModelRequestFrame {
+  system: string | undefined;
+  tools: readonly ToolSpec[];
+}
 
 export interface ContextKeeperDeps {
   /** The session's model entry's window; undefined: the conversation is sent whole. */
@@ -38,14 +44,17 @@ export interface ContextKeeperDeps {
  * provider still refuses the call as too long, it compacts once more and retries once.
  */
 export class ContextKeeper {
+  /** The last request's system prompt and tool specs, counted: a turn sends the same at every step. */
+  #counted: { request: ModelRequestFrame; counter: TokenCounter; tokens: number } | undefined;
+
   constructor(private readonly deps: ContextKeeperDeps) {}
 
   async complete(
     history: ContextHistory,
-    request: { system: string | undefined; tools: readonly ToolSpec[] },
+    request: ModelRequestFrame,
     call: (messages: ContextHistory) => Promise<ModelReply>,
   ): Promise<ModelReply> {
-    const overhead = requestTokens(history.measure.counter, request.system, request.tools);
+    const overhead = this.#overheadOf(request, history.measure.counter);
     const reply = await this.#call(history, overhead, call);
     history.answered(reply.usage);
     return reply;
@@ -68,6 +77,19 @@ export class ContextKeeper {
         throw isTooLong(again) ? this.#exceeded(history, overhead, again) : again;
       }
     }
+  }
+
+  #overheadOf(request: ModelRequestFrame, counter: TokenCounter): number {
+    const counted = this.#counted;
+    if (
+      counted?.counter === counter &&
+      counted.request.tools === request.tools &&
+      counted.request.system === request.system
+    )
+      return counted.tokens;
+    const tokens = requestTokens(counter, request.system, request.tools);
+    this.#counted = { request, counter, tokens };
+    return tokens;
   }
 
   /** Compact when the conversation passes the limit (or always, `force`d); whether it did. */
