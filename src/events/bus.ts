@@ -1,4 +1,5 @@
 import type { LiveEvent, SessionEvent, StoredEvent } from "../../protocol/events.js";
+import { eventJson } from "./event-json.js";
 
 /** Gets each event of a session with its SSE frame, serialized once however many listen. */
 export type EventListener = (event: SessionEvent, frame: string) => void;
@@ -35,5 +36,5 @@ export interface EventBus {
 /** An event as one SSE frame; stored events carry their seq as the id, live-only events none. */
 export function sseFrame(event: SessionEvent): string {
   const id = "seq" in event ? `id: ${event.seq}\n` : "";
-  return `${id}event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+  return `${id}event: ${event.type}\ndata: ${eventJson(event)}\n\n`;
 }

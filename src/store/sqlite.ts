@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import type { SessionStatus } from "../../protocol/session.js";
+import { storedJson } from "../events/event-json.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import {
   type EventRow,
@@ -172,7 +173,7 @@ export class SqliteStore implements Store {
         }
         for (const event of events) {
           seq += 1;
-          this.#statements.insertEvent.run(sessionId, seq, event.type, at, JSON.stringify(event.data));
+          this.#statements.insertEvent.run(sessionId, seq, event.type, at, storedJson(event.data));
           stored.push({ seq, ...event, at });
         }
         // the session row is written only when its status changes, so most commits touch one page

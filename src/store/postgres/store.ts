@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { NewEvent, StoredEvent } from "../../../protocol/events.js";
 import type { SessionStatus } from "../../../protocol/session.js";
+import { storedJson } from "../../events/event-json.js";
 import type { SessionRecord } from "../../sessions/session-record.js";
 import {
   type EventRow,
@@ -87,7 +88,7 @@ export class PostgresStore implements Store {
           session.created_at,
           first.type,
           at,
-          JSON.stringify(first.data),
+          storedJson(first.data),
         ],
       );
     await whileReachable(insert, this.retry.appendMs).catch((error: unknown) => {
@@ -136,7 +137,7 @@ export class PostgresStore implements Store {
         [
           sessionId,
           events.map((event) => event.type),
-          events.map((event) => JSON.stringify(event.data)),
+          events.map((event) => storedJson(event.data)),
           at,
           options.expectStatus ?? null,
           options.setStatus ?? null,
