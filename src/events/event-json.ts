@@ -17,8 +17,8 @@ export function storedJson(data: object): string {
 
 /** The event as JSON, a stored one around its data's stored JSON when this process wrote it. */
 export function eventJson(event: SessionEvent): string {
-  const data = "seq" in event ? storedAs.get(event.data) : undefined;
-  if (data === undefined || !("seq" in event)) return JSON.stringify(event);
+  const data = "seq" in event && storedAs.get(event.data);
+  if (!data) return JSON.stringify(event);
   // the order the stores build a stored event in, so the frame is the one JSON.stringify made
   return `{"seq":${event.seq},"type":${JSON.stringify(event.type)},"data":${data},"at":${JSON.stringify(event.at)}}`;
 }

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BrainClient } from "../../src/client/index.js";
 import { type BrainProcess, newKeys, startBrainProcess } from "../helpers/brain-process.js";
 import { needs } from "../helpers/host-needs.js";
 import { type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
@@ -35,6 +36,26 @@ const binding = (name: string, approval?: "always") => ({
 /** A Brain's environment that exports its spans to the receiver moments after they end. */
 const exporting = () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "20" });
 
+/** A session whose one tool call never answers: its turn is out when its Brain dies. */
+const HANGING = {
+  tools: ["hang"],
+  script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "never" }],
+};
+
+/** The span id of the session's turn, as its `turn.started` names it, once its tool call is out. */
+async function turnSpanOf(client: BrainClient, sessionId: string): Promise<string> {
+  const events = await waitForEvents(client, sessionId, (all) => all.some((e) => e.type === "tool.call"));
+  return String(ofType(events, "turn.started").at(-1)?.data.traceparent).split("-")[2] as string;
+}
+
+/** A Brain's log lines that say `message`, parsed. */
+const linesSaying = (instance: BrainProcess, message: string) =>
+  instance
+    .output()
+    .split("\n")
+    .filter((text) => text.includes(message))
+    .map((text) => JSON.parse(text));
+
 afterAll(async () => {
   await brain?.stop();
   await service?.close();
@@ -44,22 +65,15 @@ afterAll(async () => {
 describe("a turn in a Brain killed with SIGKILL stays in its trace", () => {
   it("ended after the restart, and picked up while its call waits for approval", async () => {
     let client = brain.client();
-    const hanging = await client.createSession({
-      tools: ["hang"],
-      script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "never" }],
-    });
+    const hanging = await client.createSession(HANGING);
     const waiting = await client.createSession({
       tools: ["guarded"],
       script: [{ tool_calls: [{ name: "guarded", arguments: {} }] }, { text: "approved: {{result}}" }],
     });
     await client.sendMessage(hanging.id, "go", { traceparent: traceparentFor("1111111111111111") });
     await client.sendMessage(waiting.id, "go", { traceparent: traceparentFor("2222222222222222") });
-    const turnSpanOf = async (sessionId: string) => {
-      const events = await waitForEvents(client, sessionId, (all) => all.some((e) => e.type === "tool.call"));
-      return String(ofType(events, "turn.started").at(-1)?.data.traceparent).split("-")[2] as string;
-    };
-    const hangingTurn = await turnSpanOf(hanging.id);
-    const waitingTurn = await turnSpanOf(waiting.id);
+    const hangingTurn = await turnSpanOf(client, hanging.id);
+    const waitingTurn = await turnSpanOf(client, waiting.id);
     // what the first Brain exported before it died: each turn's model call, under its turn
     await receiver.waitFor(
       (spans) =>
@@ -139,15 +153,9 @@ describe(
 
     it("ended by the other when its own was killed with SIGKILL: under the turn's span", async () => {
       const [a, b] = instances as [BrainProcess, BrainProcess];
-      const session = await a.client().createSession({
-        tools: ["hang"],
-        script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "never" }],
-      });
+      const session = await a.client().createSession(HANGING);
       await a.client().sendMessage(session.id, "go", { traceparent: traceparentFor("3333333333333333") });
-      const started = await waitForEvents(a.client(), session.id, (all) =>
-        all.some((e) => e.type === "tool.call"),
-      );
-      const turnSpan = String(ofType(started, "turn.started").at(-1)?.data.traceparent).split("-")[2];
+      const turnSpan = await turnSpanOf(a.client(), session.id);
       await a.kill();
 
       const ended = await waitForEvents(b.client(), session.id, (all) => all.at(-1)?.type === "turn.failed");
@@ -164,28 +172,16 @@ describe(
         }),
       });
       // and B's line about it is in the same trace
-      const ownerGone = () =>
-        b
-          .output()
-          .split("\n")
-          .filter((text) => text.includes("ended a turn whose owner was gone"))
-          .map((text) => JSON.parse(text));
       await expect
-        .poll(ownerGone)
+        .poll(() => linesSaying(b, "ended a turn whose owner was gone"))
         .toEqual([expect.objectContaining({ session_id: session.id, trace_id: CLIENT_TRACE })]);
     });
 
     it("logs a lease lost to another instance in the trace of the turn it held", async () => {
       const b = instances[1] as BrainProcess;
-      const session = await b.client().createSession({
-        tools: ["hang"],
-        script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "never" }],
-      });
+      const session = await b.client().createSession(HANGING);
       await b.client().sendMessage(session.id, "go", { traceparent: traceparentFor("4444444444444444") });
-      const started = await waitForEvents(b.client(), session.id, (all) =>
-        all.some((e) => e.type === "tool.call"),
-      );
-      const turnSpan = String(ofType(started, "turn.started").at(-1)?.data.traceparent).split("-")[2];
+      const turnSpan = await turnSpanOf(b.client(), session.id);
       // what another instance's takeover writes: its name and a newer token on the lease
       const sql = new pg.Client({ connectionString: database.url });
       await sql.connect();
@@ -194,14 +190,8 @@ describe(
         [session.id],
       );
       await sql.end();
-      const lost = () =>
-        b
-          .output()
-          .split("\n")
-          .filter((text) => text.includes("lost a turn lease"))
-          .map((text) => JSON.parse(text));
       await expect
-        .poll(lost)
+        .poll(() => linesSaying(b, "lost a turn lease"))
         .toEqual([
           expect.objectContaining({ session_id: session.id, trace_id: CLIENT_TRACE, span_id: turnSpan }),
         ]);
