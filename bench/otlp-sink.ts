@@ -4,20 +4,23 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
-let spans = 0;
+let exports = 0;
+let bytes = 0;
 const server = createServer(async (req, res) => {
-  let body = "";
-  for await (const chunk of req) body += chunk;
-  // a rough count, for the log line at exit: each span carries one spanId
-  spans += body.split('"spanId"').length - 1;
-  res.writeHead(200, { "content-type": "application/json" }).end("{}");
+  for await (const chunk of req) bytes += (chunk as Buffer).length;
+  exports++;
+  // an empty response in the request's encoding: zero bytes of protobuf, or {} of JSON
+  const json = req.headers["content-type"] === "application/json";
+  res
+    .writeHead(200, { "content-type": json ? "application/json" : "application/x-protobuf" })
+    .end(json ? "{}" : "");
 });
 server.listen(0, "127.0.0.1", () => {
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`otlp sink listening on http://127.0.0.1:${port}\n`);
 });
 process.on("SIGTERM", () => {
-  process.stdout.write(`otlp sink received ${spans} spans\n`);
+  process.stdout.write(`otlp sink received ${exports} exports, ${bytes} bytes\n`);
   server.close(() => process.exit(0));
   server.closeAllConnections();
 });

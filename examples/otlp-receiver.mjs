@@ -1,6 +1,7 @@
 // A tiny OTLP/HTTP trace receiver that prints each span it gets, one line each: enough to see a
-// turn's trace without running a collector. Brain exports the JSON encoding of OTLP/HTTP, which is
-// what this reads. PORT (default 4318, OTLP/HTTP's usual port) sets where it listens.
+// turn's trace without running a collector. It reads the JSON encoding of OTLP/HTTP: run Brain with
+// OTEL_EXPORTER_OTLP_PROTOCOL=http/json (Brain's default is protobuf, which a collector reads).
+// PORT (default 4318, OTLP/HTTP's usual port) sets where it listens.
 import { createServer } from "node:http";
 
 const port = Number(process.env.PORT ?? 4318);
@@ -18,6 +19,12 @@ const server = createServer(async (req, res) => {
   for await (const chunk of req) body += chunk;
   if (req.method !== "POST" || req.url !== "/v1/traces") {
     res.writeHead(404).end();
+    return;
+  }
+  if (req.headers["content-type"] !== "application/json") {
+    res
+      .writeHead(415, { "content-type": "application/json" })
+      .end('{"message":"send the JSON encoding: OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}');
     return;
   }
   let request;

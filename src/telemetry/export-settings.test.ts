@@ -62,6 +62,7 @@ describe("export settings from the OpenTelemetry variables and the host config",
       }),
     ).toEqual({
       url: "http://c:4318/v1/traces",
+      protocol: "http/protobuf",
       headers: { "api-key": "a,b", "x-tenant": "t1" },
       serviceName: "brain-eu",
       resource: { "deployment.environment": "prod" },
@@ -95,6 +96,22 @@ describe("export settings from the OpenTelemetry variables and the host config",
       "OTEL_BSP_MAX_QUEUE_SIZE",
     ]);
     expect(more.join("\n")).not.toContain("secret-value");
+  });
+
+  it("exports protobuf by default, JSON when asked, and refuses gRPC by name", () => {
+    const base = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" };
+    expect(settingsOf(base)?.protocol).toBe("http/protobuf");
+    expect(settingsOf({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" })?.protocol).toBe("http/json");
+    expect(
+      settingsOf({
+        ...base,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf",
+      })?.protocol,
+    ).toBe("http/protobuf");
+    expect(problemsOf({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toEqual([
+      'OTEL_EXPORTER_OTLP_PROTOCOL: must be http/protobuf or http/json (Brain exports over OTLP/HTTP, not gRPC), not "grpc"',
+    ]);
   });
 
   it("refuses a sampler ratio outside 0 to 1", () => {

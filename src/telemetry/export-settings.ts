@@ -6,6 +6,8 @@
 export interface ExportSettings {
   /** The full OTLP/HTTP traces URL, `…/v1/traces`. */
   url: string;
+  /** The OTLP/HTTP encoding: protobuf, the specification's default, or JSON. */
+  protocol: ExportProtocol;
   /** Sent with every export (a collector's API key): never logged. */
   headers: Record<string, string>;
   serviceName: string;
@@ -19,6 +21,8 @@ export interface ExportSettings {
   /** How long one export request may take, its retries included. */
   requestTimeoutMs: number;
 }
+
+export type ExportProtocol = "http/protobuf" | "http/json";
 
 export type SamplerSetting =
   | { kind: "always_on" | "always_off" | "parentbased_always_on" | "parentbased_always_off" }
@@ -65,6 +69,7 @@ export function exportSettings(
   const settings: ExportSettings | undefined = url
     ? {
         url,
+        protocol: protocol(env, problems),
         headers:
           keyValues(env, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", problems) ??
           keyValues(env, "OTEL_EXPORTER_OTLP_HEADERS", problems) ??
@@ -141,6 +146,18 @@ function keyValues(
     pairs[key] = value;
   }
   return pairs;
+}
+
+function protocol(env: NodeJS.ProcessEnv, problems: string[]): ExportProtocol {
+  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim()
+    ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+    : "OTEL_EXPORTER_OTLP_PROTOCOL";
+  const value = env[name]?.trim().toLowerCase() || "http/protobuf";
+  if (value === "http/protobuf" || value === "http/json") return value;
+  problems.push(
+    `${name}: must be http/protobuf or http/json (Brain exports over OTLP/HTTP, not gRPC), not "${value}"`,
+  );
+  return "http/protobuf";
 }
 
 function sampler(env: NodeJS.ProcessEnv, problems: string[]): SamplerSetting {

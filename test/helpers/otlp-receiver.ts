@@ -6,6 +6,7 @@ import type {
   IExportTraceServiceRequest,
   ISpan,
 } from "@opentelemetry/otlp-transformer/build/src/trace/internal-types.js";
+import { decodeProtobufTraces } from "./otlp-protobuf.js";
 
 /** A span as received, its attributes folded into a record. */
 export interface ReceivedSpan {
@@ -36,8 +37,9 @@ export interface OtlpReceiver {
 
 /**
  * An OTLP/HTTP trace receiver on an ephemeral loopback port, as a collector is: it takes
- * `POST /v1/traces` with the JSON encoding and decodes it as the OpenTelemetry packages' own
- * ExportTraceServiceRequest type, answering with their ExportTraceServiceResponse.
+ * `POST /v1/traces` in either encoding, protobuf or JSON, and reads it as the OpenTelemetry
+ * packages' own ExportTraceServiceRequest type, answering with their ExportTraceServiceResponse
+ * in the request's encoding.
  */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
@@ -47,12 +49,15 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString("utf8");
+    const raw = Buffer.concat(chunks);
+    // protobuf's strings are UTF-8 as they are: a secret in an export shows in either encoding
+    const body = raw.toString("utf8");
     requests.push({ headers: req.headers, body });
+    const contentType = req.headers["content-type"];
     if (
       req.method !== "POST" ||
       req.url !== "/v1/traces" ||
-      req.headers["content-type"] !== "application/json"
+      (contentType !== "application/json" && contentType !== "application/x-protobuf")
     ) {
       res.writeHead(404).end();
       return;
@@ -63,14 +68,18 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         .end('{"code":13,"message":"unavailable"}');
       return;
     }
-    const request = JSON.parse(body) as IExportTraceServiceRequest;
+    const request: IExportTraceServiceRequest =
+      contentType === "application/json" ? JSON.parse(body) : decodeProtobufTraces(raw);
     for (const resourceSpans of request.resourceSpans ?? []) {
       const resource = attributesOf(resourceSpans.resource?.attributes ?? []);
       for (const scope of resourceSpans.scopeSpans)
         for (const span of scope.spans ?? []) spans.push(received(span, resource));
     }
     const answer: IExportTraceServiceResponse = {};
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+    // an empty ExportTraceServiceResponse is zero bytes in protobuf
+    res
+      .writeHead(200, { "content-type": contentType })
+      .end(contentType === "application/json" ? JSON.stringify(answer) : "");
     for (const wake of waiters) wake();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -115,7 +124,8 @@ function received(span: ISpan, resource: Record<string, unknown>): ReceivedSpan 
     name: span.name,
     kind: span.kind,
     attributes: attributesOf(span.attributes),
-    status: { code: span.status.code ?? 0, ...(span.status.message && { message: span.status.message }) },
+    // protobuf leaves out a status that is all defaults (unset, no message)
+    status: { code: span.status?.code ?? 0, ...(span.status?.message && { message: span.status.message }) },
     events: span.events.map((event) => ({ name: event.name, attributes: attributesOf(event.attributes) })),
     resource,
   };

@@ -189,6 +189,8 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
 
   it("sends the collector's headers, and no key or token of Brain's in a span", () => {
     expect(receiver.requests.at(-1)?.headers["x-collector-key"]).toBe(COLLECTOR_KEY);
+    // the specification's default encoding
+    expect(receiver.requests.at(-1)?.headers["content-type"]).toBe("application/x-protobuf");
     const exported = receiver.requests.map((request) => request.body).join("\n");
     for (const secret of [TOOL_TOKEN, PROVIDER_KEY, brain.keys.acme, brain.keys.globex, COLLECTOR_KEY])
       expect(exported).not.toContain(secret);
@@ -218,6 +220,37 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
     expect(exported?.name).toBe("turn");
     expect(exported?.traceId).toBe(traceId);
     expect(exported?.parentSpanId).toBeUndefined();
+  });
+});
+
+describe("exported in the JSON encoding (OTEL_EXPORTER_OTLP_PROTOCOL=http/json)", () => {
+  it("sends the same turn span as JSON", async () => {
+    const jsonReceiver = await startOtlpReceiver();
+    const jsonBrain = await startBrain(
+      { models: [{ name: "default", provider: "scripted" }] },
+      {
+        env: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: jsonReceiver.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+          OTEL_BSP_SCHEDULE_DELAY: "20",
+        },
+      },
+    );
+    try {
+      const client = jsonBrain.client();
+      const session = await client.createSession({ script: [{ text: "in json" }] });
+      await client.sendMessage(session.id, "hello");
+      const events = await waitForEvents(client, session.id, (all) => all.at(-1)?.type === "turn.completed");
+      const [, traceId, spanId] = String(ofType(events, "turn.started").at(-1)?.data.traceparent).split("-");
+      const spans = await jsonReceiver.waitFor((all) => all.some((span) => span.spanId === spanId));
+      expect(spans.find((span) => span.spanId === spanId)).toMatchObject({ name: "turn", traceId });
+      expect(jsonReceiver.requests.map((request) => request.headers["content-type"])).toContain(
+        "application/json",
+      );
+    } finally {
+      await jsonBrain.stop();
+      await jsonReceiver.close();
+    }
   });
 });
 
