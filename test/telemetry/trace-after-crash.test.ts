@@ -177,6 +177,39 @@ describe(
         .toEqual([expect.objectContaining({ session_id: session.id, trace_id: CLIENT_TRACE })]);
     });
 
+    it("logs a lease it could not release in the trace of the turn it held", async () => {
+      const b = instances[1] as BrainProcess;
+      const session = await b.client().createSession({ script: [{ text: "done" }] });
+      // the database refuses to delete this session's lease, as a failing database would
+      const sql = new pg.Client({ connectionString: database.url });
+      await sql.connect();
+      await sql.query(`
+        CREATE FUNCTION refuse_release() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF OLD.session_id = '${session.id}' THEN RAISE EXCEPTION 'the test refuses this release'; END IF;
+          RETURN OLD;
+        END $$;
+        CREATE TRIGGER refuse_release BEFORE DELETE ON brain_turn_leases
+          FOR EACH ROW EXECUTE FUNCTION refuse_release();`);
+      try {
+        await b.client().sendMessage(session.id, "go", { traceparent: traceparentFor("5555555555555555") });
+        const events = await waitForEvents(
+          b.client(),
+          session.id,
+          (all) => all.at(-1)?.type === "turn.completed",
+        );
+        const turnSpan = String(ofType(events, "turn.started").at(-1)?.data.traceparent).split("-")[2];
+        await expect
+          .poll(() => linesSaying(b, "could not release a turn lease"))
+          .toEqual([
+            expect.objectContaining({ session_id: session.id, trace_id: CLIENT_TRACE, span_id: turnSpan }),
+          ]);
+      } finally {
+        await sql.query("DROP TRIGGER refuse_release ON brain_turn_leases; DROP FUNCTION refuse_release();");
+        await sql.end();
+      }
+    });
+
     it("logs a lease lost to another instance in the trace of the turn it held", async () => {
       const b = instances[1] as BrainProcess;
       const session = await b.client().createSession(HANGING);
