@@ -1,3 +1,4 @@
+import pg from "pg";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BrainProcess, startBrainProcess } from "../helpers/brain-process.js";
@@ -105,6 +106,46 @@ describe("A Brain process on PostgreSQL when the database goes away", needs("pos
       is_error: false,
       content: [{ type: "text", text: "released" }],
     });
+  });
+
+  it("answers 500 when the database refuses a statement, logged once with the client's trace id", async () => {
+    // the database is there but refuses to store a session, as a failing constraint or disk would
+    const sql = new pg.Client({ connectionString: database.url });
+    await sql.connect();
+    await sql.query(`
+      CREATE FUNCTION refuse_sessions() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'the test refuses new sessions'; END $$;
+      CREATE TRIGGER refuse_sessions BEFORE INSERT ON brain_sessions
+        FOR EACH ROW EXECUTE FUNCTION refuse_sessions();`);
+    try {
+      const refused = await request(`${brain.url}/sessions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${brain.keys.acme}`,
+          "content-type": "application/json",
+          traceparent: `00-${CLIENT_TRACE}-00f067aa0ba902b8-01`,
+        },
+        body: JSON.stringify({ config: { script: [{ text: "never" }] } }),
+      });
+      expect(refused.statusCode).toBe(500);
+      expect(await refused.body.json()).toEqual({
+        error: { code: "internal", message: "Brain failed to handle this request; it is logged" },
+      });
+      await expect
+        .poll(() =>
+          brain
+            .output()
+            .split("\n")
+            .filter((line) => line.includes('"msg":"request failed"'))
+            .map((line) => JSON.parse(line)),
+        )
+        .toEqual([expect.objectContaining({ method: "POST", route: "/sessions", trace_id: CLIENT_TRACE })]);
+    } finally {
+      await sql.query("DROP TRIGGER refuse_sessions ON brain_sessions; DROP FUNCTION refuse_sessions();");
+      await sql.end();
+    }
+    // and the next session is stored
+    expect((await brain.client().createSession({ script: [{ text: "stored" }] })).id).toMatch(/^ses_/);
   });
 
   it("ends a turn store_unavailable when its write waits longer than half a lease, once it is back", async () => {
