@@ -4,6 +4,8 @@ export interface BenchOptions {
   only: string[] | undefined;
   /** Overhead: sequential tool calls measured per client (Brain, raw, MCP). */
   calls: number;
+  /** Overhead: how many times the Brains are started afresh and measured, each set on its own. */
+  sets: number;
   /** Throughput: concurrent sessions, and how long they run. */
   sessions: number;
   durationSeconds: number;
@@ -23,6 +25,7 @@ export interface BenchOptions {
 
 const NUMBERS = {
   calls: { flag: "calls", fallback: 2000, min: 100 },
+  sets: { flag: "sets", fallback: 1, min: 1 },
   sessions: { flag: "sessions", fallback: 1000, min: 1 },
   durationSeconds: { flag: "duration", fallback: 20, min: 1 },
   clients: { flag: "clients", fallback: 1000, min: 1 },
@@ -37,6 +40,9 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   --only LIST            run only these, comma separated: overhead, throughput, fanout, memory, postgres,
                          and sandbox, storage when built (default: all)
   --calls N              overhead: sequential tool calls per client (default 2000)
+  --sets N               overhead: start the Brains N times, each set of processes warmed up and
+                         measured on its own; comparisons are the median of the sets (one process's
+                         placement and JIT alone move a set by ±10%: use 3 or more for an A/B)
   --sessions N           throughput: concurrent sessions (default 1000)
   --duration SECONDS     throughput: how long they run (default 20)
   --clients N            fan-out: SSE clients on one session (default 1000)
@@ -52,7 +58,7 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   -h, --help             this text
 
 Each numeric option can also come from the environment: BENCH_CALLS, BENCH_SESSIONS,
-BENCH_DURATION, BENCH_CLIENTS, BENCH_MESSAGES, BENCH_IDLE_SESSIONS.`;
+BENCH_SETS, BENCH_DURATION, BENCH_CLIENTS, BENCH_MESSAGES, BENCH_IDLE_SESSIONS.`;
 
 export type ParsedOptions =
   | { ok: true; options: BenchOptions }
@@ -94,6 +100,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
     options: {
       only,
       calls: numbers.calls as number,
+      sets: numbers.sets as number,
       sessions: numbers.sessions as number,
       durationSeconds: numbers.durationSeconds as number,
       clients: numbers.clients as number,

@@ -8,7 +8,7 @@ import { mcpClient } from "./mcp-peer.js";
 import { startEchoService, startNode } from "./processes.js";
 import { rawClient } from "./raw-post.js";
 import { type Benchmark, type Figure, versus } from "./section.js";
-import { summarize, timeEach } from "./stats.js";
+import { median, summarize, timeEach } from "./stats.js";
 
 /** Enough for V8 to finish optimizing Brain's hot path: with 200, p50 came out 0.1 ms higher. */
 const WARMUP_CALLS = 2000;
@@ -30,6 +30,7 @@ const echoTurn = (calls: number): ScriptedStep[] => [...Array(calls).fill(ECHO_S
  */
 export const run: Benchmark = async (context) => {
   const perRound = Math.min(MAX_TOOL_STEPS, Math.ceil(context.options.calls / ROUNDS));
+  const { sets } = context.options;
   const token = randomBytes(24).toString("base64url");
   const echo = await startEchoService(context.root, token);
   const mcpServer = await startNode({
@@ -56,45 +57,92 @@ export const run: Benchmark = async (context) => {
     ...echoTurn(WARMUP_CALLS),
     ...Array.from({ length: ROUNDS }, () => echoTurn(perRound)).flat(),
   ];
-  const brainAs = (name: string, env: Record<string, string> = {}, root?: string) =>
-    startBrainProcess(context, { name, echoUrl: echo.ready, toolsKey: token, script, env, root });
   // the Brains run side by side, so each round measures them under the same machine load: with
   // --compare this tree's against the reference revision's, otherwise this tree's exporting no
   // traces, exporting them, and exporting to a collector that is down
   const { reference } = context;
-  const started = reference
+  const brains: BrainSpec[] = reference
     ? [
-        { name: "brain", brain: await brainAs("overhead") },
-        {
-          name: "reference",
-          brain: await brainAs(`overhead-${reference.commit}`, {}, reference.root),
-        },
+        { name: "brain", label: "overhead", env: {} },
+        { name: "reference", label: `overhead-${reference.commit}`, env: {}, root: reference.root },
       ]
     : [
-        { name: "brain", brain: await brainAs("overhead") },
-        {
-          name: "traced",
-          brain: await brainAs("overhead-traced", { OTEL_EXPORTER_OTLP_ENDPOINT: collector.ready }),
-        },
-        {
-          name: "down",
-          brain: await brainAs("overhead-collector-down", { OTEL_EXPORTER_OTLP_ENDPOINT: down.ready }),
-        },
+        { name: "brain", label: "overhead", env: {} },
+        { name: "traced", label: "overhead-traced", env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.ready } },
+        { name: "down", label: "overhead-collector-down", env: { OTEL_EXPORTER_OTLP_ENDPOINT: down.ready } },
       ];
-  const contenders: Contender[] = [];
-  for (const { name, brain } of started)
-    contenders.push({ name, brain, client: await brainClient(brain), samples: [], cpuSeconds: 0 });
+  const startSet = (set: number) =>
+    Promise.all(
+      brains.map(async ({ name, label, env, root }) => ({
+        name,
+        brain: await startBrainProcess(context, {
+          // each set's profiles apart
+          name: sets > 1 ? `${label}-set${set}` : label,
+          echoUrl: echo.ready,
+          toolsKey: token,
+          script,
+          env,
+          root,
+        }),
+      })),
+    );
   const raw = rawClient(echo.ready, "/tools/echo", token);
   const mcp = mcpClient(mcpServer.ready);
   try {
-    context.log(`overhead: warming up (${WARMUP_CALLS} calls each)`);
+    context.log(`overhead: warming up the raw and MCP clients (${WARMUP_CALLS} calls each)`);
     await timeEach(WARMUP_CALLS, raw.call);
     await mcp.session((call) => timeEach(WARMUP_CALLS, call));
+    const measured: SetMeasured[] = [];
+    for (let set = 1; set <= sets; set++) {
+      const started = await startSet(set);
+      try {
+        measured.push(
+          await measureSet(context, started, perRound, raw, mcp, sets > 1 ? ` (set ${set}/${sets})` : ""),
+        );
+      } finally {
+        await Promise.allSettled(started.map(({ brain }) => brain.stop()));
+      }
+    }
+    return report(measured, perRound, reference, sets);
+  } finally {
+    await Promise.allSettled([raw.close(), echo.stop(), mcpServer.stop(), collector.stop()]);
+  }
+};
+
+/** One Brain of a set: its role in the figures, the name its profile takes, its environment. */
+interface BrainSpec {
+  name: string;
+  label: string;
+  env: Record<string, string>;
+  root?: string;
+}
+
+/** What one set of Brain processes measured, with the raw and MCP calls of the same rounds. */
+interface SetMeasured {
+  brains: Map<string, { samples: number[]; cpuPerCallUs: number }>;
+  raw: number[];
+  mcp: number[];
+}
+
+/** Warm each Brain of a set up, then time them round for round with the raw and MCP clients. */
+async function measureSet(
+  context: Parameters<Benchmark>[0],
+  started: { name: string; brain: BenchBrain }[],
+  perRound: number,
+  raw: ReturnType<typeof rawClient>,
+  mcp: ReturnType<typeof mcpClient>,
+  setLabel: string,
+): Promise<SetMeasured> {
+  const contenders: Contender[] = [];
+  try {
+    for (const { name, brain } of started)
+      contenders.push({ name, brain, client: await brainClient(brain), samples: [], cpuSeconds: 0 });
+    context.log(`overhead: warming up the Brains${setLabel} (${WARMUP_CALLS} calls each)`);
     for (const { client } of contenders) await client.turn();
     const rawSamples: number[] = [];
     const mcpSamples: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      context.log(`overhead: round ${round}/${ROUNDS}, ${perRound} calls each`);
+      context.log(`overhead: round ${round}/${ROUNDS}${setLabel}, ${perRound} calls each`);
       rawSamples.push(...(await timeEach(perRound, raw.call)));
       mcpSamples.push(...(await mcp.session((call) => timeEach(perRound, call))));
       // each Brain goes first in turn, so none always follows the same client
@@ -106,56 +154,113 @@ export const run: Benchmark = async (context) => {
       }
     }
     const calls = perRound * ROUNDS;
-    const cpuPerCall = (contender: Contender | undefined) =>
-      contender ? Math.round((contender.cpuSeconds / calls) * 1e6) : Number.NaN;
-    const measured = (name: string) => contenders.find((contender) => contender.name === name);
-    const summary = (name: string) => summarize(measured(name)?.samples ?? []);
-    const rawSummary = summarize(rawSamples);
-    const figures = [...overheadFigures(summary("brain"), rawSummary, summarize(mcpSamples))];
-    const notes = [
-      "Brain: one session, a scripted turn whose every step makes one echo call; a call's latency is the time between consecutive tool.result events on an SSE client (model step, tool.call stored, POST, result read and checked, tool.result stored and published).",
-    ];
-    if (reference) {
-      figures.push(
-        ...comparisonFigures(reference.commit, summary("brain"), summary("reference"), rawSummary),
-        cpuFigure(cpuPerCall(measured("brain")), reference.commit, cpuPerCall(measured("reference"))),
-      );
-      notes.push(
-        `compare: the Brain of ${reference.commit} (built in ${reference.root}) ran beside this tree's, round for round, each going first in turn; the ratio is this tree's figure over the reference's.`,
-      );
-    } else {
-      figures.push(...tracingFigures(summary("brain"), summary("traced"), summary("down"), rawSummary));
-      notes.push(
-        `Brain's CPU per call (user + system, from /proc): ${cpuPerCall(measured("brain"))} µs; exporting traces ${cpuPerCall(measured("traced"))} µs; with the collector down ${cpuPerCall(measured("down"))} µs.`,
-        "traces: the same Brain exporting every span (turn, model call, tool call, store append) over OTLP/HTTP to a collector's receiving end in its own process (bench/otlp-sink.ts), and to a port nothing listens on (collector down); both run side by side with the Brain that exports nothing, each round timing all three.",
-      );
-    }
     return {
-      id: "overhead",
-      title: "Tool-call overhead (sequential echo calls)",
-      params: {
-        calls_per_client: calls,
-        rounds: ROUNDS,
-        warmup_calls: WARMUP_CALLS,
-        ...(reference && { compared_with: reference.commit }),
-      },
-      figures,
-      notes: [
-        ...notes,
-        "raw: undici Pool.request POST of Brain's request body to the same echo service, one connection.",
-        "MCP: @modelcontextprotocol/sdk Client.callTool over StreamableHTTPClientTransport to an McpServer echo tool (StreamableHTTPServerTransport, stateful session, default SSE responses), in its own process.",
-      ],
+      brains: new Map(
+        contenders.map(({ name, samples, cpuSeconds }) => [
+          name,
+          { samples, cpuPerCallUs: Math.round((cpuSeconds / calls) * 1e6) },
+        ]),
+      ),
+      raw: rawSamples,
+      mcp: mcpSamples,
     };
   } finally {
-    await Promise.allSettled([raw.close(), ...contenders.map(({ client }) => client.close())]);
-    await Promise.allSettled([
-      ...started.map(({ brain }) => brain.stop()),
-      echo.stop(),
-      mcpServer.stop(),
-      collector.stop(),
-    ]);
+    await Promise.allSettled(contenders.map(({ client }) => client.close()));
   }
-};
+}
+
+/**
+ * The section from every set: latencies from all their samples together; each comparison from
+ * each set's own, as the median of the sets (one process's placement and JIT alone can move a set
+ * by ±10%), every set's ratio in the notes.
+ */
+function report(
+  measured: SetMeasured[],
+  perRound: number,
+  reference: { commit: string; root: string } | undefined,
+  sets: number,
+) {
+  const all = (name: string) => measured.flatMap((set) => set.brains.get(name)?.samples ?? []);
+  const rawSummary = summarize(measured.flatMap((set) => set.raw));
+  const figures = [
+    ...overheadFigures(summarize(all("brain")), rawSummary, summarize(measured.flatMap((set) => set.mcp))),
+  ];
+  // per set: a Brain's added latency p50 (against that set's raw POSTs) and its CPU per call
+  const addedOf = (set: SetMeasured, name: string) =>
+    summarize(set.brains.get(name)?.samples ?? []).p50 - summarize(set.raw).p50;
+  const medianOf = (name: string, of: (set: SetMeasured, name: string) => number) =>
+    median(measured.map((set) => of(set, name)));
+  const cpuOf = (set: SetMeasured, name: string) => set.brains.get(name)?.cpuPerCallUs ?? Number.NaN;
+  const cpuMedianOf = (name: string) => Math.round(medianOf(name, cpuOf));
+  const ratios = (name: string, against: string, of: (set: SetMeasured, name: string) => number) =>
+    measured.map((set) => `${(of(set, name) / of(set, against)).toFixed(2)}×`).join(", ");
+  const notes = [
+    "Brain: one session, a scripted turn whose every step makes one echo call; a call's latency is the time between consecutive tool.result events on an SSE client (model step, tool.call stored, POST, result read and checked, tool.result stored and published).",
+  ];
+  if (sets > 1)
+    notes.push(
+      `${sets} sets of Brain processes, each started fresh, warmed up and measured on its own; comparisons are the median of the sets.`,
+    );
+  if (reference) {
+    figures.push(
+      versus(
+        "added latency p50 vs reference",
+        medianOf("brain", addedOf),
+        reference.commit,
+        medianOf("reference", addedOf),
+      ),
+      versus(
+        "tool call p50 vs reference",
+        summarize(all("brain")).p50,
+        reference.commit,
+        summarize(all("reference")).p50,
+      ),
+      versus(
+        "tool call p99 vs reference",
+        summarize(all("brain")).p99,
+        reference.commit,
+        summarize(all("reference")).p99,
+      ),
+      cpuFigure(cpuMedianOf("brain"), reference.commit, cpuMedianOf("reference")),
+    );
+    notes.push(
+      `compare: the Brain of ${reference.commit} (built in ${reference.root}) ran beside this tree's, round for round, each going first in turn; the ratio is this tree's figure over the reference's.`,
+      `per set, this tree's over the reference's: added latency p50 ${ratios("brain", "reference", addedOf)}; CPU per call ${ratios("brain", "reference", cpuOf)}.`,
+    );
+  } else {
+    figures.push(
+      ...tracingFigures(
+        medianOf("brain", addedOf),
+        medianOf("traced", addedOf),
+        medianOf("down", addedOf),
+        summarize(all("brain")).p99,
+        summarize(all("traced")).p99,
+      ),
+    );
+    notes.push(
+      `Brain's CPU per call (user + system, from /proc): ${cpuMedianOf("brain")} µs; exporting traces ${cpuMedianOf("traced")} µs; with the collector down ${cpuMedianOf("down")} µs.`,
+      `per set, added latency p50 against no export: exported ${ratios("traced", "brain", addedOf)}; collector down ${ratios("down", "brain", addedOf)}.`,
+      "traces: the same Brain exporting every span (turn, model call, tool call, store append) over OTLP/HTTP to a collector's receiving end in its own process (bench/otlp-sink.ts), and to a port nothing listens on (collector down); both run side by side with the Brain that exports nothing, each round timing all three.",
+    );
+  }
+  return {
+    id: "overhead",
+    title: "Tool-call overhead (sequential echo calls)",
+    params: {
+      calls_per_client: perRound * ROUNDS * sets,
+      rounds: ROUNDS,
+      sets,
+      warmup_calls: WARMUP_CALLS,
+      ...(reference && { compared_with: reference.commit }),
+    },
+    figures,
+    notes: [
+      ...notes,
+      "raw: undici Pool.request POST of Brain's request body to the same echo service, one connection.",
+      "MCP: @modelcontextprotocol/sdk Client.callTool over StreamableHTTPClientTransport to an McpServer echo tool (StreamableHTTPServerTransport, stateful session, default SSE responses), in its own process.",
+    ],
+  };
+}
 
 /** A Brain measured in the rounds, with what it measured. */
 interface Contender {
@@ -164,20 +269,6 @@ interface Contender {
   client: Awaited<ReturnType<typeof brainClient>>;
   samples: number[];
   cpuSeconds: number;
-}
-
-/** This tree's Brain against the reference revision's, from the same rounds. */
-function comparisonFigures(
-  commit: string,
-  brain: ReturnType<typeof summarize>,
-  reference: ReturnType<typeof summarize>,
-  raw: ReturnType<typeof summarize>,
-): Figure[] {
-  return [
-    versus("added latency p50 vs reference", brain.p50 - raw.p50, commit, reference.p50 - raw.p50),
-    versus("tool call p50 vs reference", brain.p50, commit, reference.p50),
-    versus("tool call p99 vs reference", brain.p99, commit, reference.p99),
-  ];
 }
 
 function cpuFigure(brain: number, commit: string, reference: number): Figure {
@@ -191,12 +282,12 @@ function cpuFigure(brain: number, commit: string, reference: number): Figure {
 
 /** What exporting traces adds to Brain's added latency, against the same Brain exporting nothing. */
 function tracingFigures(
-  off: ReturnType<typeof summarize>,
-  traced: ReturnType<typeof summarize>,
-  down: ReturnType<typeof summarize>,
-  raw: ReturnType<typeof summarize>,
+  addedOff: number,
+  addedTraced: number,
+  addedDown: number,
+  offP99: number,
+  tracedP99: number,
 ): Figure[] {
-  const addedOff = off.p50 - raw.p50;
   const figure = (name: string, value: number): Figure => ({
     name,
     value,
@@ -205,9 +296,9 @@ function tracingFigures(
     target: { text: "≤ 1.05×", met: value <= addedOff * 1.05 },
   });
   return [
-    figure("added latency p50, traces exported", traced.p50 - raw.p50),
-    figure("added latency p50, collector down", down.p50 - raw.p50),
-    versus("tool call p99, traces exported", traced.p99, "no export", off.p99),
+    figure("added latency p50, traces exported", addedTraced),
+    figure("added latency p50, collector down", addedDown),
+    versus("tool call p99, traces exported", tracedP99, "no export", offP99),
   ];
 }
 

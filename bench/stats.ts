@@ -41,3 +41,13 @@ export async function timeEach(count: number, call: (i: number) => Promise<unkno
   }
   return samples;
 }
+
+/** The middle of `values`, the mean of the middle two for an even count; NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = Float64Array.from(values).sort();
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseOptions } from "../../bench/options.js";
 import { renderTable } from "../../bench/report.js";
-import { percentile, summarize } from "../../bench/stats.js";
+import { median, percentile, summarize } from "../../bench/stats.js";
 
 describe("bench statistics", () => {
   it("takes nearest-rank percentiles: values that were observed", () => {
@@ -10,6 +10,12 @@ describe("bench statistics", () => {
     expect(percentile(sorted, 99)).toBe(99);
     expect(percentile([7], 99)).toBe(7);
     expect(percentile([], 50)).toBeNaN();
+  });
+
+  it("takes the median of an odd and an even count, NaN of none", () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
   });
 
   it("summarizes unsorted samples", () => {
@@ -22,18 +28,19 @@ describe("bench options", () => {
     const parsed = parseOptions([], {});
     expect(parsed).toMatchObject({
       ok: true,
-      options: { sessions: 1000, clients: 1000, idleSessions: 10_000, out: "bench/results.json" },
+      options: { sets: 1, sessions: 1000, clients: 1000, idleSessions: 10_000, out: "bench/results.json" },
     });
   });
 
   it("takes flags over BENCH_* variables", () => {
-    const parsed = parseOptions(["--duration", "5", "--only", "overhead,fanout"], {
+    const parsed = parseOptions(["--duration", "5", "--only", "overhead,fanout", "--sets", "3"], {
       BENCH_DURATION: "9",
       BENCH_CLIENTS: "10",
+      BENCH_SETS: "5",
     });
     expect(parsed).toMatchObject({
       ok: true,
-      options: { durationSeconds: 5, clients: 10, only: ["overhead", "fanout"] },
+      options: { durationSeconds: 5, clients: 10, sets: 3, only: ["overhead", "fanout"] },
     });
   });
 
