@@ -1,9 +1,11 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { TallyCounter, TallyHistogram } from "./tallies.js";
 
 /**
  * Brain's Prometheus metrics, on a registry of their own so two Brains in one process (tests,
  * benchmarks) do not share counters. Labels are route templates, tool names and outcome codes:
- * never ids, keys or tokens.
+ * never ids, keys or tokens. What a request or a tool call counts is a tally (tallies.ts), the rest
+ * prom-client's own.
  */
 export function createMetrics() {
   const registry = new Registry();
@@ -17,49 +19,49 @@ export function createMetrics() {
     registry.removeSingleMetric(`nodejs_active_${kind}_total`);
   return {
     registry,
-    httpRequests: new Counter({
-      name: "brain_http_requests_total",
-      help: "HTTP requests by route template and status.",
-      labelNames: ["method", "route", "status"] as const,
-      registers: [registry],
-    }),
-    toolCalls: new Counter({
-      name: "brain_tool_calls_total",
-      help: "Tool calls by tool and outcome (ok, tool_error, or an error code of docs/protocol.md).",
-      labelNames: ["tool", "outcome"] as const,
-      registers: [registry],
-    }),
-    toolCallSeconds: new Histogram({
-      name: "brain_tool_call_duration_seconds",
-      help: "Tool call wall time, from the request to the result.",
-      labelNames: ["tool"] as const,
-      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 300],
-      registers: [registry],
-    }),
+    httpRequests: new TallyCounter<"method" | "route" | "status">(
+      "brain_http_requests_total",
+      "HTTP requests by route template and status.",
+      ["method", "route", "status"],
+      registry,
+    ),
+    toolCalls: new TallyCounter<"tool" | "outcome">(
+      "brain_tool_calls_total",
+      "Tool calls by tool and outcome (ok, tool_error, or an error code of docs/protocol.md).",
+      ["tool", "outcome"],
+      registry,
+    ),
+    toolCallSeconds: new TallyHistogram<"tool">(
+      "brain_tool_call_duration_seconds",
+      "Tool call wall time, from the request to the result.",
+      ["tool"],
+      [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 300],
+      registry,
+    ),
     toolCallsInFlight: new Gauge({
       name: "brain_tool_calls_in_flight",
       help: "Tool call requests sent and not yet answered.",
       registers: [registry],
     }),
-    modelCalls: new Counter({
-      name: "brain_model_calls_total",
-      help: "Model calls by model entry, provider and outcome (ok, cancelled, or a turn.failed code of docs/protocol.md).",
-      labelNames: ["model", "provider", "outcome"] as const,
-      registers: [registry],
-    }),
-    modelCallSeconds: new Histogram({
-      name: "brain_model_call_duration_seconds",
-      help: "Model call wall time, retries included.",
-      labelNames: ["model", "provider"] as const,
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-      registers: [registry],
-    }),
-    modelTokens: new Counter({
-      name: "brain_model_tokens_total",
-      help: "Tokens the model calls used, by model entry and type (input or output).",
-      labelNames: ["model", "provider", "type"] as const,
-      registers: [registry],
-    }),
+    modelCalls: new TallyCounter<"model" | "provider" | "outcome">(
+      "brain_model_calls_total",
+      "Model calls by model entry, provider and outcome (ok, cancelled, or a turn.failed code of docs/protocol.md).",
+      ["model", "provider", "outcome"],
+      registry,
+    ),
+    modelCallSeconds: new TallyHistogram<"model" | "provider">(
+      "brain_model_call_duration_seconds",
+      "Model call wall time, retries included.",
+      ["model", "provider"],
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registry,
+    ),
+    modelTokens: new TallyCounter<"model" | "provider" | "type">(
+      "brain_model_tokens_total",
+      "Tokens the model calls used, by model entry and type (input or output).",
+      ["model", "provider", "type"],
+      registry,
+    ),
     turns: new Counter({
       name: "brain_turns_total",
       help: "Turns by how they ended.",
@@ -91,12 +93,13 @@ export function createMetrics() {
       buckets: [0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600],
       registers: [registry],
     }),
-    storeAppendSeconds: new Histogram({
-      name: "brain_store_append_duration_seconds",
-      help: "Time for the store to commit an append of events.",
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
-      registers: [registry],
-    }),
+    storeAppendSeconds: new TallyHistogram(
+      "brain_store_append_duration_seconds",
+      "Time for the store to commit an append of events.",
+      [],
+      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5],
+      registry,
+    ),
     leasesHeld: new Gauge({
       name: "brain_turn_leases_held",
       help: "Turns this process holds the lease of (runs).",
@@ -110,11 +113,12 @@ export function createMetrics() {
       help: "Connected event-stream clients.",
       registers: [registry],
     }),
-    sseBytes: new Counter({
-      name: "brain_sse_bytes_total",
-      help: "Bytes written to event-stream clients.",
-      registers: [registry],
-    }),
+    sseBytes: new TallyCounter(
+      "brain_sse_bytes_total",
+      "Bytes written to event-stream clients.",
+      [],
+      registry,
+    ),
     readings,
   };
 }

@@ -24,6 +24,11 @@ export function tracedModel(
   metrics: Metrics,
 ): ModelProvider {
   const labels = { model: entry.name, provider: entry.provider };
+  // the cells this wrapper counts in at every call, found once
+  const tokensIn = metrics.modelTokens.labels({ ...labels, type: "input" });
+  const tokensOut = metrics.modelTokens.labels({ ...labels, type: "output" });
+  const seconds = metrics.modelCallSeconds.labels(labels);
+  const succeeded = metrics.modelCalls.labels({ ...labels, outcome: "ok" });
   return {
     // a replaying model's recorded compactions are the wrapped model's own
     ...(provider.recordedCompaction && {
@@ -54,8 +59,8 @@ export function tracedModel(
               }
             : request,
         );
-        metrics.modelTokens.inc({ ...labels, type: "input" }, reply.usage.input_tokens);
-        metrics.modelTokens.inc({ ...labels, type: "output" }, reply.usage.output_tokens);
+        tokensIn.inc(reply.usage.input_tokens);
+        tokensOut.inc(reply.usage.output_tokens);
         if (span.isRecording()) {
           span.setAttributes({
             "gen_ai.usage.input_tokens": reply.usage.input_tokens,
@@ -78,8 +83,8 @@ export function tracedModel(
         });
         throw error;
       } finally {
-        metrics.modelCalls.inc({ ...labels, outcome });
-        metrics.modelCallSeconds.observe(labels, (performance.now() - started) / 1000);
+        (outcome === "ok" ? succeeded : metrics.modelCalls.labels({ ...labels, outcome })).inc();
+        seconds.observe((performance.now() - started) / 1000);
         span.end();
       }
     },
