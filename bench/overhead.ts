@@ -71,21 +71,16 @@ export const run: Benchmark = async (context) => {
         { name: "traced", label: "overhead-traced", env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.ready } },
         { name: "down", label: "overhead-collector-down", env: { OTEL_EXPORTER_OTLP_ENDPOINT: down.ready } },
       ];
-  const startSet = (set: number) =>
-    Promise.all(
-      brains.map(async ({ name, label, env, root }) => ({
-        name,
-        brain: await startBrainProcess(context, {
-          // each set's profiles apart
-          name: sets > 1 ? `${label}-set${set}` : label,
-          echoUrl: echo.ready,
-          toolsKey: token,
-          script,
-          env,
-          root,
-        }),
-      })),
-    );
+  const startBrain = ({ label, env, root }: BrainSpec, set: number) =>
+    startBrainProcess(context, {
+      // each set's profiles apart
+      name: sets > 1 ? `${label}-set${set}` : label,
+      echoUrl: echo.ready,
+      toolsKey: token,
+      script,
+      env,
+      root,
+    });
   const raw = rawClient(echo.ready, "/tools/echo", token);
   const mcp = mcpClient(mcpServer.ready);
   try {
@@ -94,8 +89,10 @@ export const run: Benchmark = async (context) => {
     await mcp.session((call) => timeEach(WARMUP_CALLS, call));
     const measured: SetMeasured[] = [];
     for (let set = 1; set <= sets; set++) {
-      const started = await startSet(set);
+      const started: { name: string; brain: BenchBrain }[] = [];
       try {
+        // one after the other, each stopped below even when a later one fails to start
+        for (const spec of brains) started.push({ name: spec.name, brain: await startBrain(spec, set) });
         measured.push(
           await measureSet(context, started, perRound, raw, mcp, sets > 1 ? ` (set ${set}/${sets})` : ""),
         );
