@@ -45,12 +45,14 @@ function withoutSecretPrefixAtEnd(text: string, secrets: readonly string[]): str
   return text.slice(0, text.length - cut);
 }
 
+// loops rather than some() and Object.entries: every tool result is searched, with no garbage left
 function holds(value: unknown, secret: string): boolean {
   if (typeof value === "string") return value.includes(secret);
-  if (Array.isArray(value)) return value.some((item) => holds(item, secret));
-  if (value && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      if (key.includes(secret) || holds(item, secret)) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (holds(item, secret)) return true;
+  } else if (value && typeof value === "object") {
+    for (const key in value) {
+      if (key.includes(secret) || holds((value as Record<string, unknown>)[key], secret)) return true;
     }
   }
   return false;
