@@ -132,17 +132,19 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
 
 /**
  * `work` in a span of its own under `parent`, which records its failure; when nothing is exported,
- * just `work`.
+ * just `work`, with no promise of its own around it (a turn's every append goes through here).
  */
-export async function inSpan<T>(
+export function inSpan<T>(
   tracing: Tracing,
   name: string,
   parent: Span,
   attributes: Attributes,
   work: () => Promise<T>,
 ): Promise<T> {
-  if (!tracing.exporting) return work();
-  const span = tracing.start(name, parent, attributes);
+  return tracing.exporting ? inRecordedSpan(tracing.start(name, parent, attributes), work) : work();
+}
+
+async function inRecordedSpan<T>(span: Span, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {

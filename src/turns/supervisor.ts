@@ -640,7 +640,7 @@ export class TurnSupervisor {
     const tally: TurnTally = { base: start.startedAt, own: 0, highest: start.startedAt, queue: start.queue };
     let next: TurnStart | undefined;
     // live events take their place after the last event this turn stored
-    const append = async (events: readonly NewEvent[], setStatus?: SessionStatus) =>
+    const append = (events: readonly NewEvent[], setStatus?: SessionStatus) =>
       inSpan(
         tracing,
         "store append",
