@@ -25,7 +25,12 @@ export function tracedTools(tools: ToolCaller, parent: Span, tracing: Tracing, m
       const traceparent = traceparentOf(span.spanContext());
       metrics.toolCallsInFlight.inc();
       try {
-        const result = await tools.call({ ...request, span, ...(traceparent && { traceparent }) });
+        // the request as it came when there is no trace to carry (no copy on every call)
+        const result = await tools.call(
+          traceparent || span.isRecording()
+            ? { ...request, span, ...(traceparent && { traceparent }) }
+            : request,
+        );
         if (span.isRecording()) {
           const outcome = result.error?.code ?? (result.is_error ? "tool_error" : "ok");
           span.setAttribute("brain.tool.outcome", outcome);

@@ -51,8 +51,10 @@ const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 export const untraced: Tracing = {
   exporting: false,
   start: (_name, parent) => {
-    const context = parent && ("spanContext" in parent ? parent.spanContext() : parent);
-    return context && isSpanContextValid(context)
+    // a turn outside any trace: every span of its calls is no span either
+    if (parent === undefined || parent === NO_SPAN) return NO_SPAN;
+    const context = "spanContext" in parent ? parent.spanContext() : parent;
+    return isSpanContextValid(context)
       ? trace.wrapSpanContext({
           traceId: context.traceId,
           spanId: randomBytes(8).toString("hex"),
