@@ -65,7 +65,8 @@ export class ContextKeeper {
     overhead: number,
     call: (messages: ContextHistory) => Promise<ModelReply>,
   ): Promise<ModelReply> {
-    await this.#compact(history, overhead, false);
+    // most calls fit: they go straight to the model, with no compaction step to wait on
+    if (this.#mayCompact(history, overhead)) await this.#compact(history, overhead, false);
     try {
       return await call(history);
     } catch (error) {
@@ -90,6 +91,15 @@ export class ContextKeeper {
     const tokens = requestTokens(counter, request.system, request.tools);
     this.#counted = { request, counter, tokens };
     return tokens;
+  }
+
+  /** Whether #compact could do anything short of `force`: a replayed compaction, or a window passed. */
+  #mayCompact(history: ContextHistory, overhead: number): boolean {
+    const { window, provider } = this.deps;
+    return (
+      provider.recordedCompaction !== undefined ||
+      (window !== undefined && !fits(window, history.tokens(overhead)))
+    );
   }
 
   /** Compact when the conversation passes the limit (or always, `force`d); whether it did. */

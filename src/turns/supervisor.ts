@@ -519,15 +519,7 @@ export class TurnSupervisor {
         };
         return { stored: stored.slice(0, end.length), next };
       }
-      if (!result.moved) {
-        const refused =
-          result.status === undefined
-            ? sessionNotFound(session.id)
-            : result.status === "closed"
-              ? sessionClosed()
-              : busy();
-        throw new Error(`append to ${session.id} refused: ${refused.message}`);
-      }
+      if (!result.moved) throw refusedAppend(session.id, result.status);
       lastSeq = undefined;
     }
   }
@@ -654,9 +646,10 @@ export class TurnSupervisor {
         next = ended.next;
         return ended.stored;
       }
-      const stored = await this.#append(session.id, events, fenced(lease));
-      if (stored instanceof SessionError)
-        throw new Error(`append to ${session.id} refused: ${stored.message}`);
+      // the log's append itself, with no layer of #append's around it: a turn appends twice a call
+      const result = await this.deps.log.append(session.id, events, fenced(lease));
+      if (!result.ok) throw refusedAppend(session.id, result.status);
+      const stored = result.events;
       tally.own += stored.length;
       tally.highest = Math.max(tally.highest, stored.at(-1)?.seq ?? 0);
       return stored;
@@ -768,10 +761,19 @@ export class TurnSupervisor {
     options: AppendOptions,
   ): Promise<StoredEvent[] | SessionError> {
     const result = await this.deps.log.append(sessionId, events, options);
-    if (result.ok) return result.events;
-    if (result.status === undefined) return sessionNotFound(sessionId);
-    return result.status === "closed" ? sessionClosed() : busy();
+    return result.ok ? result.events : appendRefusal(sessionId, result.status);
   }
+}
+
+/** Why the log refused an append: the session is gone, closed, or its turn is another's. */
+function appendRefusal(sessionId: string, status: SessionStatus | undefined): SessionError {
+  if (status === undefined) return sessionNotFound(sessionId);
+  return status === "closed" ? sessionClosed() : busy();
+}
+
+/** A turn's append the log refused, which ends the turn. */
+function refusedAppend(sessionId: string, status: SessionStatus | undefined): Error {
+  return new Error(`append to ${sessionId} refused: ${appendRefusal(sessionId, status).message}`);
 }
 
 /** A turn's budget: the smaller of the session's and the host's, where either has one (0: none). */
