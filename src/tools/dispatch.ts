@@ -4,6 +4,7 @@ import { describeErrors } from "../../protocol/validation.js";
 import type { ToolBinding } from "../config/load.js";
 import { environmentAgent } from "../http-agent.js";
 import type { Span } from "../telemetry/tracing.js";
+import { CallAbort } from "./call-abort.js";
 import { ToolFailure } from "./outcome.js";
 import { type BodyRead, readToolResponse } from "./read-result.js";
 import { redactSecrets } from "./redact.js";
@@ -91,16 +92,16 @@ export class ToolDispatcher {
     // Our own timers, not undici's headersTimeout/bodyTimeout: undici's tick at about one second,
     // and the limits here are exact and may be fractions of a second. The headers limit counts
     // from the moment the request is written on a connected socket.
-    const controller = new AbortController();
-    const callTimer = setTimeout(() => controller.abort(TIMEOUT), binding.timeoutMs);
+    const call = new CallAbort();
+    const callTimer = setTimeout(() => call.abort(TIMEOUT), binding.timeoutMs);
     // set once the request is written: until then the call was never sent
     let headersTimer: NodeJS.Timeout | undefined;
-    this.#dispatcher.watch(controller.signal, () => {
+    this.#dispatcher.watch(call, () => {
       // a call abandoned while connecting has ended: undici only aborts the request now
-      if (controller.signal.aborted) return;
-      headersTimer = setTimeout(() => controller.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
+      if (call.aborted) return;
+      headersTimer = setTimeout(() => call.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
     });
-    const onCancel = () => controller.abort(CANCELLED);
+    const onCancel = () => call.abort(CANCELLED);
     const secrets = sentSecrets(binding, request);
     request.signal.addEventListener("abort", onCancel, { once: true });
     let result: ToolResult;
@@ -114,11 +115,11 @@ export class ToolDispatcher {
           method: "POST",
           headers: requestHeaders(binding, request.callId, request.traceparent),
           body: requestBody(request),
-          signal: controller.signal,
+          signal: call,
           headersTimeout: 0,
           bodyTimeout: 0,
         }),
-        controller.signal,
+        call,
       );
       clearTimeout(headersTimer);
       if (request.span?.isRecording()) {
@@ -137,7 +138,7 @@ export class ToolDispatcher {
     } catch (error) {
       result = classifyError(
         error,
-        { abortReason: controller.signal.reason, written: headersTimer !== undefined },
+        { abortReason: call.reason, written: headersTimer !== undefined },
         binding,
       ).toResult();
     } finally {
@@ -166,20 +167,20 @@ export class ToolDispatcher {
  */
 function untilAborted(
   request: Promise<Dispatcher.ResponseData>,
-  signal: AbortSignal,
+  call: CallAbort,
 ): Promise<Dispatcher.ResponseData> {
   return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const onAbort = () => reject(call.reason);
+    call.once("abort", onAbort);
     request.then(
       (response) => {
-        signal.removeEventListener("abort", onAbort);
+        call.removeListener("abort", onAbort);
         // answered just as the call was aborted: nobody reads this body
-        if (signal.aborted) response.body.destroy();
+        if (call.aborted) response.body.destroy();
         else resolve(response);
       },
       (error) => {
-        signal.removeEventListener("abort", onAbort);
+        call.removeListener("abort", onAbort);
         reject(error);
       },
     );

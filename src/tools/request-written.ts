@@ -8,25 +8,25 @@ type Handler = Dispatcher.DispatchHandler;
  * a call that never connected was never sent (`unreachable`, not `headers_timeout`).
  *
  * undici's `request()` has no hook for that moment, so this sits between `request()` and the
- * agent, and finds the call by its abort signal, which every tool call has of its own. It passes
- * undici's own handler through with only `onConnect` wrapped: an interceptor (`compose`) would
- * convert every handler to the new handler API and back, 15–30 µs per call.
+ * agent, and finds the call by its `signal` (its CallAbort), which every tool call has of its own.
+ * It passes undici's own handler through with only `onConnect` wrapped: an interceptor (`compose`)
+ * would convert every handler to the new handler API and back, 15–30 µs per call.
  */
 export class RequestWrittenDispatcher extends Dispatcher {
-  readonly #hooks = new WeakMap<AbortSignal, () => void>();
+  readonly #hooks = new WeakMap<object, () => void>();
 
   constructor(private readonly inner: Dispatcher) {
     super();
   }
 
   /** Call `onWritten` once, when the request that carries `signal` is written. */
-  watch(signal: AbortSignal, onWritten: () => void): void {
+  watch(signal: object, onWritten: () => void): void {
     this.#hooks.set(signal, onWritten);
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Handler): boolean {
     // request() passes its options through, signal included
-    const { signal } = options as { signal?: AbortSignal };
+    const { signal } = options as { signal?: object | null };
     const onWritten = signal && this.#hooks.get(signal);
     if (!onWritten) return this.inner.dispatch(options, handler);
     this.#hooks.delete(signal);
