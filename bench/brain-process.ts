@@ -77,6 +77,7 @@ export async function startBrainProcess(
       BENCH_API_KEY: key,
       BRAIN_TOOLS_KEY: setup.toolsKey,
       ...(setup.postgres && { DATABASE_URL: setup.postgres.url }),
+      ...(context.options.brainNodeOptions && { NODE_OPTIONS: context.options.brainNodeOptions }),
       ...setup.env,
     },
     execArgv: [

@@ -20,6 +20,8 @@ export interface BenchOptions {
   brainRoot: string | undefined;
   /** Overhead: a git revision whose Brain runs beside this one, round for round (an A/B). */
   compare: string | undefined;
+  /** NODE_OPTIONS for the Brain processes, as an operator would start them: V8 heap flags, say. */
+  brainNodeOptions: string | undefined;
   out: string;
 }
 
@@ -54,11 +56,16 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   --compare REF          overhead: build git revision REF beside the working tree (kept in the
                          system's temporary directory) and run its Brain against this one, the
                          rounds alternating, so both see the same machine: the A/B of a change
+  --brain-node-options=FLAGS
+                         NODE_OPTIONS for every Brain process (not the load generator), as an
+                         operator would start it: --brain-node-options=--max-semi-space-size=64, say
+                         (README, Run Brain yourself); the results say which
   --out FILE             where the results go (default bench/results.json)
   -h, --help             this text
 
 Each numeric option can also come from the environment: BENCH_CALLS, BENCH_SESSIONS,
-BENCH_SETS, BENCH_DURATION, BENCH_CLIENTS, BENCH_MESSAGES, BENCH_IDLE_SESSIONS.`;
+BENCH_SETS, BENCH_DURATION, BENCH_CLIENTS, BENCH_MESSAGES, BENCH_IDLE_SESSIONS, and
+BENCH_BRAIN_NODE_OPTIONS.`;
 
 export type ParsedOptions =
   | { ok: true; options: BenchOptions }
@@ -75,6 +82,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
         "cpu-prof": { type: "string" },
         brain: { type: "string" },
         compare: { type: "string" },
+        "brain-node-options": { type: "string" },
         out: { type: "string" },
         help: { type: "boolean", short: "h" },
         ...Object.fromEntries(Object.values(NUMBERS).map(({ flag }) => [flag, { type: "string" }])),
@@ -109,6 +117,9 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       cpuProfDir: values["cpu-prof"] as string | undefined,
       brainRoot: values.brain as string | undefined,
       compare: values.compare as string | undefined,
+      // an empty value is no options, as an empty NODE_OPTIONS is
+      brainNodeOptions:
+        ((values["brain-node-options"] as string | undefined) ?? env.BENCH_BRAIN_NODE_OPTIONS) || undefined,
       out: (values.out as string | undefined) ?? "bench/results.json",
     },
   };

@@ -34,6 +34,9 @@ export function renderTable(results: BenchResults): string {
   const lines = [
     `Brain benchmarks — ${results.generated_at}`,
     `machine: ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, ${m.os}, Node ${m.node}, commit ${m.commit}${m.compared_with ? ` against ${m.compared_with}` : ""}, load ${m.load_average_1m}`,
+    ...(typeof results.options.brainNodeOptions === "string"
+      ? [`Brain processes started with NODE_OPTIONS=${results.options.brainNodeOptions}`]
+      : []),
     "",
   ];
   const header = ["figure", "value", "reference", "ratio", "target"];

@@ -44,6 +44,23 @@ describe("bench options", () => {
     });
   });
 
+  it("takes the Brain processes' NODE_OPTIONS from the flag over BENCH_BRAIN_NODE_OPTIONS", () => {
+    const env = { BENCH_BRAIN_NODE_OPTIONS: "--max-semi-space-size=32" };
+    expect(parseOptions([], env)).toMatchObject({
+      ok: true,
+      options: { brainNodeOptions: "--max-semi-space-size=32" },
+    });
+    expect(parseOptions(["--brain-node-options=--max-semi-space-size=64"], env)).toMatchObject({
+      ok: true,
+      options: { brainNodeOptions: "--max-semi-space-size=64" },
+    });
+    expect(parseOptions([], {})).toMatchObject({ ok: true, options: { brainNodeOptions: undefined } });
+    expect(parseOptions(["--brain-node-options="], env)).toMatchObject({
+      ok: true,
+      options: { brainNodeOptions: undefined },
+    });
+  });
+
   it("refuses a size that is not a whole number, naming the flag and the variable", () => {
     expect(parseOptions(["--sessions", "many"], {})).toEqual({
       ok: false,
@@ -94,5 +111,26 @@ describe("bench table", () => {
     expect(table).toMatch(/p50\s+0\.500 ms\s+raw 0\.250 ms\s+2\.00×\s+≤ 1 ms ✓/);
     expect(table).toMatch(/added\s+2\.00 ms\s+≤ 0\.3 ms ✗ missed/);
     expect(table).toContain("fanout: FAILED — boom");
+    expect(table).not.toContain("NODE_OPTIONS");
+  });
+
+  it("says which NODE_OPTIONS the Brain processes were started with", () => {
+    const table = renderTable({
+      generated_at: "2026-01-01T00:00:00.000Z",
+      machine: {
+        cpu: "CPU",
+        cores: 2,
+        memory_gib: 4,
+        free_memory_gib: 2,
+        load_average_1m: 0.1,
+        os: "linux",
+        node: "v20",
+        commit: "abc",
+      },
+      options: { brainNodeOptions: "--max-semi-space-size=64" },
+      sections: [],
+      failures: [],
+    });
+    expect(table).toContain("Brain processes started with NODE_OPTIONS=--max-semi-space-size=64");
   });
 });
