@@ -72,20 +72,22 @@ describe("bench options", () => {
   });
 });
 
+const MACHINE = {
+  cpu: "CPU",
+  cores: 2,
+  memory_gib: 4,
+  free_memory_gib: 2,
+  load_average_1m: 0.1,
+  os: "linux",
+  node: "v20",
+  commit: "abc",
+};
+
 describe("bench table", () => {
   it("prints each figure with its reference, the ratio and whether the target was met", () => {
     const table = renderTable({
       generated_at: "2026-01-01T00:00:00.000Z",
-      machine: {
-        cpu: "CPU",
-        cores: 2,
-        memory_gib: 4,
-        free_memory_gib: 2,
-        load_average_1m: 0.1,
-        os: "linux",
-        node: "v20",
-        commit: "abc",
-      },
+      machine: MACHINE,
       options: {},
       sections: [
         {
@@ -117,16 +119,7 @@ describe("bench table", () => {
   it("says which NODE_OPTIONS the Brain processes were started with", () => {
     const table = renderTable({
       generated_at: "2026-01-01T00:00:00.000Z",
-      machine: {
-        cpu: "CPU",
-        cores: 2,
-        memory_gib: 4,
-        free_memory_gib: 2,
-        load_average_1m: 0.1,
-        os: "linux",
-        node: "v20",
-        commit: "abc",
-      },
+      machine: MACHINE,
       options: { brainNodeOptions: "--max-semi-space-size=64" },
       sections: [],
       failures: [],
