@@ -78,23 +78,59 @@ async function readJsonResult(
     discard(body);
     return tooLarge(limit);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (read) read.bytes = size;
-    // stop reading here: past the limit nothing can be valid, and buffering more is what a hostile service wants
-    if (size > limit) {
-      discard(body);
-      return tooLarge(limit);
-    }
-    chunks.push(chunk);
+  const whole = await readWhole(body, limit, read);
+  return whole === TOO_LARGE ? tooLarge(limit) : parseResult(whole, binding, "the JSON body");
+}
+
+const TOO_LARGE = Symbol("too large");
+
+/**
+ * The body whole, taken at its 'end'. An async iterator over it would end only at its 'close',
+ * which undici's body emits from the event loop's check phase: every call's result would wait
+ * for the turn of the loop to get there. Past `limit`, TOO_LARGE at once.
+ */
+function readWhole(
+  body: ResponseData["body"],
+  limit: number,
+  read: BodyRead | undefined,
+): Promise<Buffer | typeof TOO_LARGE> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (read) read.bytes = size;
+      // stop reading here: past the limit nothing can be valid, and buffering more is what a hostile service wants
+      if (size > limit) {
+        stop();
+        discard(body);
+        resolve(TOO_LARGE);
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    // closed with no error and no end: the connection went before the body was whole
+    const onClose = () => onError(new PrematureCloseError());
+    const stop = () => {
+      body.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+    };
+    body.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+  });
+}
+
+/** What a stream's async iterator throws for a body closed before its end: the same code. */
+class PrematureCloseError extends Error {
+  readonly code = "ERR_STREAM_PREMATURE_CLOSE";
+
+  constructor() {
+    super("the body closed before its end");
   }
-  return parseResult(
-    chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
-    binding,
-    "the JSON body",
-  );
 }
 
 async function readSseResult(
