@@ -118,6 +118,8 @@ interface BrainSpec {
 interface SetMeasured {
   brains: Map<string, { samples: number[]; cpuPerCallUs: number }>;
   raw: number[];
+  /** The raw client's CPU per POST: this process's own, as it runs nothing else in those rounds. */
+  rawCpuPerCallUs: number;
   mcp: number[];
 }
 
@@ -137,10 +139,14 @@ async function measureSet(
     context.log(`overhead: warming up the Brains${setLabel} (${WARMUP_CALLS} calls each)`);
     for (const { client } of contenders) await client.turn();
     const rawSamples: number[] = [];
+    let rawCpuUs = 0;
     const mcpSamples: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       context.log(`overhead: round ${round}/${ROUNDS}${setLabel}, ${perRound} calls each`);
+      const rawCpuBefore = process.cpuUsage();
       rawSamples.push(...(await timeEach(perRound, raw.call)));
+      const rawCpu = process.cpuUsage(rawCpuBefore);
+      rawCpuUs += rawCpu.user + rawCpu.system;
       mcpSamples.push(...(await mcp.session((call) => timeEach(perRound, call))));
       // each Brain goes first in turn, so none always follows the same client
       const shift = round % contenders.length;
@@ -159,6 +165,7 @@ async function measureSet(
         ]),
       ),
       raw: rawSamples,
+      rawCpuPerCallUs: Math.round(rawCpuUs / calls),
       mcp: mcpSamples,
     };
   } finally {
@@ -189,6 +196,9 @@ function report(
     median(measured.map((set) => of(set, name)));
   const cpuOf = (set: SetMeasured, name: string) => set.brains.get(name)?.cpuPerCallUs ?? Number.NaN;
   const cpuMedianOf = (name: string) => Math.round(medianOf(name, cpuOf));
+  figures.push(
+    cpuPerCallFigure(cpuMedianOf("brain"), Math.round(median(measured.map((set) => set.rawCpuPerCallUs)))),
+  );
   const ratios = (name: string, against: string, of: (set: SetMeasured, name: string) => number) =>
     measured.map((set) => `${(of(set, name) / of(set, against)).toFixed(2)}×`).join(", ");
   const notes = [
@@ -266,6 +276,17 @@ interface Contender {
   client: Awaited<ReturnType<typeof brainClient>>;
   samples: number[];
   cpuSeconds: number;
+}
+
+/** Brain's CPU per tool call (all its threads) against what the raw client spends on one POST. */
+function cpuPerCallFigure(brain: number, rawClient: number): Figure {
+  return {
+    name: "Brain's CPU per call vs raw client",
+    value: brain,
+    unit: "µs",
+    reference: { name: "raw client per POST", value: rawClient },
+    target: { text: "≤ 200 µs", met: brain <= 200 },
+  };
 }
 
 function cpuFigure(brain: number, commit: string, reference: number): Figure {
