@@ -146,8 +146,8 @@ export class SqliteStore implements Store {
       releaseKey: db.prepare<[string, string]>(
         "DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND status IS NULL",
       ),
-      sessionStatus: db.prepare<[string], { status: SessionStatus }>(
-        "SELECT status FROM sessions WHERE id = ?",
+      sessionStatus: db.prepare<[string], { status: SessionStatus; tenant_id: string }>(
+        "SELECT status, tenant_id FROM sessions WHERE id = ?",
       ),
       // the events table is clustered on (session_id, seq): this is one descent of the primary key
       lastSeq: db.prepare<[string], { seq: number }>(
@@ -164,6 +164,13 @@ export class SqliteStore implements Store {
         const state = this.#statements.sessionStatus.get(sessionId);
         if (!state || (options.expectStatus && !options.expectStatus.includes(state.status))) {
           return { ok: false, status: state?.status };
+        }
+        // one connection, one transaction at a time: the count cannot change before the commit
+        if (
+          options.tenantTurnLimit !== undefined &&
+          (this.#statements.countRunning.get(state.tenant_id) as { n: number }).n >= options.tenantTurnLimit
+        ) {
+          return { ok: false, status: state.status, tenantFull: true };
         }
         const at = new Date().toISOString();
         const stored: StoredEvent[] = [];
@@ -263,10 +270,6 @@ export class SqliteStore implements Store {
 
   async sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]> {
     return this.#statements.sessionsWithStatus.all(status).map(toSession);
-  }
-
-  async countRunning(tenantId: string): Promise<number> {
-    return (this.#statements.countRunning.get(tenantId) as { n: number }).n;
   }
 
   async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyRecord | undefined> {

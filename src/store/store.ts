@@ -25,11 +25,25 @@ export interface AppendOptions {
    * (an approval answered once) is written only if nothing was appended since.
    */
   expectLastSeq?: number;
+  /**
+   * Append only if fewer than this many of the session's tenant's sessions are running: a turn's
+   * start under the tenant's max_concurrent_turns. Counted in the append's transaction, and
+   * starts of one tenant's turns are made one at a time, so two at once cannot both take the last
+   * place.
+   */
+  tenantTurnLimit?: number;
 }
 
 export type AppendResult =
   | { ok: true; events: StoredEvent[] }
-  | { ok: false; status: SessionStatus | undefined; leaseLost?: true; moved?: true };
+  | {
+      ok: false;
+      status: SessionStatus | undefined;
+      leaseLost?: true;
+      moved?: true;
+      /** The tenant runs its tenantTurnLimit turns already. */
+      tenantFull?: true;
+    };
 
 /**
  * Sessions and their append-only event logs. `seq` is assigned by the store, 1, 2, 3 … per
@@ -52,8 +66,6 @@ export interface Store {
    */
   readEvents(sessionId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<StoredEvent[]>;
   sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]>;
-  /** How many of the tenant's sessions run a turn now. */
-  countRunning(tenantId: string): Promise<number>;
   /**
    * Claim an idempotency key for a request: undefined if this request is the first with it (do
    * the work, then `answerIdempotencyKey` or `releaseIdempotencyKey`), else what the key holds.

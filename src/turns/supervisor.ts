@@ -138,10 +138,6 @@ export class TurnSupervisor {
   ): Promise<PostMessageAnswer | SessionError> {
     if (this.#stopping)
       return new SessionError("session_busy", "Brain is shutting down; send the message again later");
-    if (session.status !== "running") {
-      const full = await this.#tenantFull(session.tenant_id);
-      if (full) return full;
-    }
     let queue: QueuedMessage[] = [];
     for (let attempt = 0; attempt < MESSAGE_ATTEMPTS; attempt++) {
       const started = await this.#start(session, content, trace, queue);
@@ -251,22 +247,6 @@ export class TurnSupervisor {
     return this.deps.leases.held();
   }
 
-  /**
-   * The refusal of a new turn when the tenant runs its `max_concurrent_turns` already, counted in
-   * the store so that it holds across instances. Two messages at the same instant may both pass.
-   */
-  async #tenantFull(tenantId: string): Promise<SessionError | undefined> {
-    const limit = this.#turnLimits.get(tenantId);
-    if (limit === undefined) return undefined;
-    const running = await this.deps.store.countRunning(tenantId);
-    if (running < limit) return undefined;
-    this.deps.metrics.tenantLimited.inc({ tenant: tenantId, limit: "max_concurrent_turns" });
-    return new SessionError(
-      "too_many_turns",
-      `this tenant runs ${running} turns, its max_concurrent_turns; try again when one has ended`,
-    );
-  }
-
   /** Store the message and start its turn if the session is idle; "busy" if a turn runs. */
   async #start(
     session: SessionRecord,
@@ -278,16 +258,26 @@ export class TurnSupervisor {
     if (!lease) return "busy";
     // a span that is never ended (the append refused) is never exported
     const span = startTurnSpan(this.deps.tracing, session.id, trace);
+    // the tenant's max_concurrent_turns is counted by the store as it starts the turn, so it holds
+    // across instances and for messages that arrive at once
+    const tenantTurnLimit = this.#turnLimits.get(session.tenant_id);
     const appended = await this.#append(
       session.id,
       [{ type: "message.user", data: { content } }, turnStarted(span)],
-      { expectStatus: ["idle"], setStatus: "running", ...fenced(lease) },
+      {
+        expectStatus: ["idle"],
+        setStatus: "running",
+        ...fenced(lease),
+        ...(tenantTurnLimit !== undefined && { tenantTurnLimit }),
+      },
     ).catch((error: unknown) => {
       lease.release();
       throw error;
     });
     if (appended instanceof SessionError) {
       lease.release();
+      if (appended.code === "too_many_turns")
+        this.deps.metrics.tenantLimited.inc({ tenant: session.tenant_id, limit: "max_concurrent_turns" });
       return appended.code === "session_busy" ? "busy" : appended;
     }
     this.#run(session, lease, { startedAt: appended.at(-1)?.seq ?? 0, span, queue });
@@ -761,7 +751,13 @@ export class TurnSupervisor {
     options: AppendOptions,
   ): Promise<StoredEvent[] | SessionError> {
     const result = await this.deps.log.append(sessionId, events, options);
-    return result.ok ? result.events : appendRefusal(sessionId, result.status);
+    if (result.ok) return result.events;
+    return result.tenantFull
+      ? new SessionError(
+          "too_many_turns",
+          "this tenant runs its max_concurrent_turns turns already; try again when one has ended",
+        )
+      : appendRefusal(sessionId, result.status);
   }
 }
 

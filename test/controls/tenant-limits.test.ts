@@ -120,4 +120,14 @@ describe("tenant limits", () => {
     const metrics = await (await fetch(`${brain.url}/metrics`)).text();
     expect(metrics).toMatch(/brain_tenant_limited_total\{tenant="globex",limit="max_concurrent_turns"\} 1/);
   });
+
+  it("lets only one of two messages sent at once take the tenant's last turn", async () => {
+    const globex = brain.client("globex");
+    const sessions = await Promise.all([1, 2].map(() => globex.createSession(hanging)));
+    const answers = await Promise.all(
+      sessions.map((session) => status(globex.sendMessage(session.id, "race"))),
+    );
+    expect(answers.sort()).toEqual([200, "429 too_many_turns"]);
+    for (const session of sessions) await globex.close(session.id);
+  });
 });

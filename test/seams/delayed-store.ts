@@ -24,7 +24,6 @@ export function delayedStore(store: Store, maxDelayMs: number): Store {
     readEvents: (sessionId, afterSeq, limit, maxBytes) =>
       store.readEvents(sessionId, afterSeq, limit, maxBytes),
     sessionsWithStatus: (status) => store.sessionsWithStatus(status),
-    countRunning: (tenantId) => store.countRunning(tenantId),
     claimIdempotencyKey: (claim) => store.claimIdempotencyKey(claim),
     answerIdempotencyKey: (tenantId, key, answer) => store.answerIdempotencyKey(tenantId, key, answer),
     releaseIdempotencyKey: (tenantId, key) => store.releaseIdempotencyKey(tenantId, key),

@@ -121,14 +121,15 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
         store.append(session.id, [message(3)]),
       ]);
       expect(broken?.status).toBe("rejected");
-      expect(first?.status === "fulfilled" && first.value.ok && first.value.events[0]?.seq).toBe(2);
-      expect(last?.status === "fulfilled" && last.value.ok && last.value.events[0]?.seq).toBe(3);
+      // appends at once commit in the order their transactions get the session (a pool's
+      // connections race): each gets its own seq, with no gap where the broken one was
+      const seqOf = (result: typeof first) =>
+        result?.status === "fulfilled" && result.value.ok ? result.value.events[0]?.seq : undefined;
+      expect([seqOf(first), seqOf(last)].sort()).toEqual([2, 3]);
       const events = await store.readEvents(session.id, 0, 100);
-      expect(events.map((event) => event.data)).toEqual([
-        expect.anything(),
-        { content: "m1" },
-        { content: "m3" },
-      ]);
+      expect(events).toHaveLength(3);
+      expect(events[(seqOf(first) ?? 0) - 1]?.data).toEqual({ content: "m1" });
+      expect(events[(seqOf(last) ?? 0) - 1]?.data).toEqual({ content: "m3" });
     });
 
     it("appends with expectLastSeq only onto that last event", async () => {
@@ -147,14 +148,35 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
       expect(await store.lastSeq(session.id)).toBe(3);
     });
 
-    it("counts a tenant's sessions that run a turn", async () => {
-      const tenant = `count-${Math.random().toString(36).slice(2)}`;
-      const sessions = await Promise.all([1, 2, 3].map(() => newSession(store, tenant)));
-      expect(await store.countRunning(tenant)).toBe(0);
-      for (const { session } of sessions.slice(0, 2))
-        await store.append(session.id, [message(1)], { setStatus: "running" });
-      expect(await store.countRunning(tenant)).toBe(2);
-      expect(await store.countRunning(`${tenant}-other`)).toBe(0);
+    it("starts a turn under a tenant turn limit only while fewer of the tenant's sessions run, one place to one start at once", async () => {
+      const tenant = `limit-${Math.random().toString(36).slice(2)}`;
+      const sessions = await Promise.all([1, 2, 3, 4, 5].map(() => newSession(store, tenant)));
+      const start = (id: string, limit: number) =>
+        store.append(id, [message(1)], {
+          expectStatus: ["idle"],
+          setStatus: "running",
+          tenantTurnLimit: limit,
+        });
+      const [first, second, ...rest] = sessions.map(({ session }) => session.id) as [
+        string,
+        string,
+        ...string[],
+      ];
+      expect(await start(first, 2)).toMatchObject({ ok: true });
+      // four starts at once for the one place left: exactly one takes it
+      const racing = await Promise.all([second, ...rest].map((id) => start(id, 2)));
+      expect(racing.filter((result) => result.ok)).toHaveLength(1);
+      for (const refused of racing.filter((result) => !result.ok))
+        expect(refused).toEqual({ ok: false, status: "idle", tenantFull: true });
+      // a refused start appended nothing; another tenant's sessions do not count
+      for (const [i, id] of [second, ...rest].entries())
+        expect(await store.lastSeq(id)).toBe(racing[i]?.ok ? 2 : 1);
+      const other = await newSession(store, `${tenant}-other`);
+      expect(await start(other.session.id, 1)).toMatchObject({ ok: true });
+      // a session that ends its turn frees its place
+      await store.append(first, [message(2)], { setStatus: "idle" });
+      const waiting = [second, ...rest].find((_, i) => !racing[i]?.ok) as string;
+      expect(await start(waiting, 2)).toMatchObject({ ok: true });
     });
 
     it("claims an idempotency key once, keeps its answer, and lets a failed or expired one be claimed again", async () => {

@@ -13,6 +13,22 @@ const LAST_SEQ_CHECK = `
     END IF;
 `;
 
+/** The first key of the per-tenant lock of turn starts; the second is the tenant id's hash. */
+const TENANT_TURNS_LOCK = 726_451;
+
+// the check schema 3 added: a tenant's turn starts one at a time (a lock per tenant, held to the
+// commit), each counting the running sessions it sees committed, so two cannot both take the last
+// place under max_concurrent_turns
+const TENANT_LIMIT_CHECK = `
+    IF p_turn_limit IS NOT NULL THEN
+      PERFORM pg_advisory_xact_lock(${TENANT_TURNS_LOCK}, hashtext(s_tenant));
+      IF (SELECT count(*) FROM brain_sessions c WHERE c.tenant_id = s_tenant AND c.status = 'running') >= p_turn_limit THEN
+        RETURN QUERY SELECT false, s_status, 0::bigint, 'tenant_full'::text;
+        RETURN;
+      END IF;
+    END IF;
+`;
+
 const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE brain_sessions (
@@ -64,13 +80,13 @@ const MIGRATIONS: readonly string[] = [
     created_at timestamptz NOT NULL DEFAULT now()
   );
 
-  ${appendFunction(false)}
+  ${appendFunction(1)}
   `,
   // 2: an append may name the session's last seq it expects (a decision made on what the log held);
   // idempotency keys of the API's POSTs, kept a day
   `
   DROP FUNCTION brain_append(text, text[], text[], text, text[], text, bigint, text);
-  ${appendFunction(true)}
+  ${appendFunction(2)}
   CREATE TABLE brain_idempotency_keys (
     tenant_id text NOT NULL,
     key text NOT NULL,
@@ -82,29 +98,37 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX brain_idempotency_keys_by_age ON brain_idempotency_keys (created_at);
   `,
+  // 3: a turn's start may name its tenant's max_concurrent_turns, checked in the append
+  `
+  DROP FUNCTION brain_append(text, text[], text[], text, text[], text, bigint, text, bigint);
+  ${appendFunction(3)}
+  `,
 ];
 
 /**
  * brain_append as each migration made it: one round trip locks the session row, checks the
- * lease, the status (and, from schema 2, the last seq), numbers the events after last_seq, sets
- * the status and tells the instances what was appended.
+ * lease, the status (from schema 2 the last seq, from schema 3 the tenant's running turns),
+ * numbers the events after last_seq, sets the status and tells the instances what was appended.
  */
-function appendFunction(checksLast: boolean): string {
+function appendFunction(schema: 1 | 2 | 3): string {
+  const checksLast = schema >= 2;
+  const checksTenant = schema >= 3;
   return `
   -- An append in one round trip: the session row is locked, the status checked, the events
   -- numbered after last_seq, the status set, and the instances told what was appended.
   CREATE FUNCTION brain_append(
     p_session text, p_types text[], p_data text[], p_at text,
-    p_expect text[], p_set text, p_lease bigint, p_append text${checksLast ? ", p_last bigint" : ""}
+    p_expect text[], p_set text, p_lease bigint, p_append text${checksLast ? ", p_last bigint" : ""}${checksTenant ? ", p_turn_limit int" : ""}
   ) RETURNS TABLE (ok boolean, status text, first_seq bigint, refusal text)
   LANGUAGE plpgsql AS $$
   DECLARE
     s_status text;
-    s_last bigint;
+    s_last bigint;${checksTenant ? "\n    s_tenant text;" : ""}
     s_done bigint;
     n int := cardinality(p_types);
   BEGIN
-    SELECT s.status, s.last_seq INTO s_status, s_last FROM brain_sessions s WHERE s.id = p_session FOR UPDATE;
+    SELECT s.status, s.last_seq${checksTenant ? ", s.tenant_id" : ""} INTO s_status, s_last${checksTenant ? ", s_tenant" : ""}
+      FROM brain_sessions s WHERE s.id = p_session FOR UPDATE;
     IF NOT FOUND THEN
       RETURN QUERY SELECT false, NULL::text, 0::bigint, 'not_found'::text;
       RETURN;
@@ -126,7 +150,7 @@ function appendFunction(checksLast: boolean): string {
       RETURN QUERY SELECT false, s_status, 0::bigint, 'status'::text;
       RETURN;
     END IF;
-${checksLast ? LAST_SEQ_CHECK : ""}    INSERT INTO brain_events (session_id, seq, type, at, data, append_id)
+${checksLast ? LAST_SEQ_CHECK : ""}${checksTenant ? TENANT_LIMIT_CHECK : ""}    INSERT INTO brain_events (session_id, seq, type, at, data, append_id)
       SELECT p_session, s_last + i, p_types[i], p_at, p_data[i], CASE WHEN i = 1 THEN p_append END
       FROM generate_subscripts(p_types, 1) AS i;
     UPDATE brain_sessions SET last_seq = s_last + n, status = COALESCE(p_set, s_status) WHERE id = p_session;

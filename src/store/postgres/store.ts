@@ -133,7 +133,7 @@ export class PostgresStore implements Store {
     const appendId = randomUUID();
     const attempt = () =>
       this.pool.query<AppendRow>(
-        "SELECT ok, status, first_seq, refusal FROM brain_append($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "SELECT ok, status, first_seq, refusal FROM brain_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         [
           sessionId,
           events.map((event) => event.type),
@@ -144,6 +144,7 @@ export class PostgresStore implements Store {
           options.leaseToken ?? null,
           appendId,
           options.expectLastSeq ?? null,
+          options.tenantTurnLimit ?? null,
         ],
       );
     const { rows } = await whileReachable(attempt, this.retry.appendMs);
@@ -154,6 +155,7 @@ export class PostgresStore implements Store {
         status: row?.status ?? undefined,
         ...(row?.refusal === "lease_lost" && { leaseLost: true }),
         ...(row?.refusal === "moved" && { moved: true }),
+        ...(row?.refusal === "tenant_full" && { tenantFull: true }),
       };
     }
     return {
@@ -201,14 +203,6 @@ export class PostgresStore implements Store {
       [status],
     );
     return rows.map(toSession);
-  }
-
-  async countRunning(tenantId: string): Promise<number> {
-    const { rows } = await this.#query<{ n: string }>(
-      "SELECT count(*) AS n FROM brain_sessions WHERE status = 'running' AND tenant_id = $1",
-      [tenantId],
-    );
-    return Number(rows[0]?.n ?? 0);
   }
 
   async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyRecord | undefined> {
