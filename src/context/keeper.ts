@@ -46,6 +46,8 @@ export interface ContextKeeperDeps {
 export class ContextKeeper {
   /** The last request's system prompt and tool specs, counted: a turn sends the same at every step. */
   #counted: { request: ModelRequestFrame; counter: TokenCounter; tokens: number } | undefined;
+  /** The tokens of the compactions made since the turn last took them. */
+  #spent: Usage = { input_tokens: 0, output_tokens: 0 };
 
   constructor(private readonly deps: ContextKeeperDeps) {}
 
@@ -78,6 +80,16 @@ export class ContextKeeper {
         throw isTooLong(again) ? this.#exceeded(history, overhead, again) : again;
       }
     }
+  }
+
+  /**
+   * The tokens the compactions made since the last take used: the turn counts them with its model
+   * calls, in its usage and against its budget, as they are spent for it.
+   */
+  takeCompactionUsage(): Usage {
+    const spent = this.#spent;
+    this.#spent = { input_tokens: 0, output_tokens: 0 };
+    return spent;
   }
 
   #overheadOf(request: ModelRequestFrame, counter: TokenCounter): number {
@@ -160,6 +172,8 @@ export class ContextKeeper {
     history.compact(data);
     data.tokens_after = history.tokens(overhead);
     await this.deps.append([{ type: "context.compacted", data }]);
+    this.#spent.input_tokens += data.usage.input_tokens;
+    this.#spent.output_tokens += data.usage.output_tokens;
     const { metrics, model } = this.deps;
     metrics.compactions.inc({ model, strategy: data.strategy });
     metrics.compactionTokens.inc({ model, kind: "input" }, data.usage.input_tokens);

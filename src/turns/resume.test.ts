@@ -51,6 +51,22 @@ describe("a turn left waiting for approval", () => {
     expect([...(waiting?.open.answers.keys() ?? [])]).toEqual(["yes", "no"]);
   });
 
+  it("counts the turn's compactions in its usage, as the turn that made them did", () => {
+    const events = log();
+    // a compaction stored before the second step's model call
+    const compacted = event("context.compacted", {
+      strategy: "compact",
+      summary: "s",
+      through_seq: 3,
+      usage: { input_tokens: 100, output_tokens: 7 },
+      tokens_before: 900,
+      tokens_after: 300,
+    });
+    events.splice(6, 0, compacted);
+    events.forEach((e, i) => Object.assign(e, { seq: i + 1 }));
+    expect(waitingTurn(events, measure)?.open.usage).toEqual({ input_tokens: 120, output_tokens: 17 });
+  });
+
   it("is not picked up once no call waits", () => {
     const events = log();
     events.push(event("tool.approval", { call_id: "wait", decision: "deny", expired: true }));

@@ -41,6 +41,10 @@ export function waitingTurn(
       steps++;
       usage.input_tokens += event.data.usage.input_tokens;
       usage.output_tokens += event.data.usage.output_tokens;
+    } else if (event.type === "context.compacted") {
+      // counted with the turn's model calls, as the turn that made it counted it
+      usage.input_tokens += event.data.usage.input_tokens;
+      usage.output_tokens += event.data.usage.output_tokens;
     }
   }
   const calls = step.assistant.data.tool_calls;

@@ -175,8 +175,10 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
       return "failed";
     }
     if (signal.aborted) return "interrupted";
-    at.usage.input_tokens += reply.usage.input_tokens;
-    at.usage.output_tokens += reply.usage.output_tokens;
+    // a compaction before the call was made for this turn: its tokens are the turn's too
+    const compacted = deps.context.takeCompactionUsage();
+    at.usage.input_tokens += reply.usage.input_tokens + compacted.input_tokens;
+    at.usage.output_tokens += reply.usage.output_tokens + compacted.output_tokens;
     if (reply.tool_calls.length > MAX_TOOL_CALLS_PER_STEP) {
       const message = `the model asked for ${reply.tool_calls.length} tool calls in one step; at most ${MAX_TOOL_CALLS_PER_STEP} are sent at once, so none was`;
       await deps.append([turnFailed("too_many_tool_calls", message)], "idle");

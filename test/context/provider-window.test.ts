@@ -131,6 +131,28 @@ async function metricsText(): Promise<string> {
   return response.text();
 }
 
+/** Each turn's usage as its turn.completed says, against its model calls' and compactions' summed. */
+function turnUsages(events: readonly StoredEvent[]) {
+  const turns: {
+    completed: unknown;
+    spent: { input_tokens: number; output_tokens: number };
+    compacted: number;
+  }[] = [];
+  let spent = { input_tokens: 0, output_tokens: 0 };
+  let compacted = 0;
+  for (const event of events) {
+    if (event.type === "turn.started") {
+      spent = { input_tokens: 0, output_tokens: 0 };
+      compacted = 0;
+    } else if (event.type === "message.assistant" || event.type === "context.compacted") {
+      spent.input_tokens += event.data.usage.input_tokens;
+      spent.output_tokens += event.data.usage.output_tokens;
+      if (event.type === "context.compacted") compacted++;
+    } else if (event.type === "turn.completed") turns.push({ completed: event.data.usage, spent, compacted });
+  }
+  return turns;
+}
+
 describe("a session on a fake OpenAI that enforces its window", () => {
   it("stays under the window for hundreds of turns: the provider never refuses a request", async () => {
     const seen = { tokens: [] as number[] };
@@ -160,6 +182,10 @@ describe("a session on a fake OpenAI that enforces its window", () => {
     expect(metric(metrics, 'brain_context_compaction_tokens_total{model="default",kind="input"}')).toBe(
       compactions.reduce((sum, { data }) => sum + data.usage.input_tokens, 0),
     );
+    // a turn's usage counts its compactions' tokens with its model calls'
+    const turns = turnUsages(events);
+    expect(turns.filter((turn) => turn.compacted > 0)).toHaveLength(compactions.length);
+    for (const turn of turns) expect(turn.completed).toEqual(turn.spent);
   }, 120_000);
 
   it("compacts once and retries when the provider refuses a request as too long", async () => {
