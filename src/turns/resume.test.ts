@@ -63,7 +63,7 @@ describe("a turn left waiting for approval", () => {
       tokens_after: 300,
     });
     events.splice(6, 0, compacted);
-    events.forEach((e, i) => Object.assign(e, { seq: i + 1 }));
+    for (const [i, renumbered] of events.entries()) Object.assign(renumbered, { seq: i + 1 });
     expect(waitingTurn(events, measure)?.open.usage).toEqual({ input_tokens: 120, output_tokens: 17 });
   });
 
