@@ -68,6 +68,8 @@ describe("A Brain process on PostgreSQL when the database goes away", needs("pos
     });
     await client.sendMessage(session.id, "go");
     await waitForEvents(client, session.id, (events) => events.some((event) => event.type === "tool.call"));
+    // stored before it is sent: the call is out once the service holds it
+    await expect.poll(() => released.length).toBe(1);
     return session.id;
   }
 
