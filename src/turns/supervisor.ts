@@ -509,7 +509,7 @@ export class TurnSupervisor {
         };
         return { stored: stored.slice(0, end.length), next };
       }
-      if (!result.moved) throw refusedAppend(session.id, result.status);
+      if (!result.moved) throw refusedAppend(session.id, result);
       lastSeq = undefined;
     }
   }
@@ -638,7 +638,7 @@ export class TurnSupervisor {
       }
       // the log's append itself, with no layer of #append's around it: a turn appends twice a call
       const result = await this.deps.log.append(session.id, events, fenced(lease));
-      if (!result.ok) throw refusedAppend(session.id, result.status);
+      if (!result.ok) throw refusedAppend(session.id, result);
       const stored = result.events;
       tally.own += stored.length;
       tally.highest = Math.max(tally.highest, stored.at(-1)?.seq ?? 0);
@@ -751,25 +751,30 @@ export class TurnSupervisor {
     options: AppendOptions,
   ): Promise<StoredEvent[] | SessionError> {
     const result = await this.deps.log.append(sessionId, events, options);
-    if (result.ok) return result.events;
-    return result.tenantFull
-      ? new SessionError(
-          "too_many_turns",
-          "this tenant runs its max_concurrent_turns turns already; try again when one has ended",
-        )
-      : appendRefusal(sessionId, result.status);
+    return result.ok ? result.events : appendRefusal(sessionId, result);
   }
 }
 
-/** Why the log refused an append: the session is gone, closed, or its turn is another's. */
-function appendRefusal(sessionId: string, status: SessionStatus | undefined): SessionError {
+/**
+ * Why the log refused an append: the session is gone, closed, or its turn is another's, or (a
+ * turn's start) its tenant runs its max_concurrent_turns turns already.
+ */
+function appendRefusal(
+  sessionId: string,
+  { status, tenantFull }: { status: SessionStatus | undefined; tenantFull?: true },
+): SessionError {
+  if (tenantFull)
+    return new SessionError(
+      "too_many_turns",
+      "this tenant runs its max_concurrent_turns turns already; try again when one has ended",
+    );
   if (status === undefined) return sessionNotFound(sessionId);
   return status === "closed" ? sessionClosed() : busy();
 }
 
 /** A turn's append the log refused, which ends the turn. */
-function refusedAppend(sessionId: string, status: SessionStatus | undefined): Error {
-  return new Error(`append to ${sessionId} refused: ${appendRefusal(sessionId, status).message}`);
+function refusedAppend(sessionId: string, refusal: { status: SessionStatus | undefined }): Error {
+  return new Error(`append to ${sessionId} refused: ${appendRefusal(sessionId, refusal).message}`);
 }
 
 /** A turn's budget: the smaller of the session's and the host's, where either has one (0: none). */
