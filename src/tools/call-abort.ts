@@ -1,5 +1,8 @@
 import { EventEmitter } from "node:events";
 
+/** The calls following each turn's signal, with the reason each ends with when it fires. */
+const following = new WeakMap<AbortSignal, Map<CallAbort, unknown>>();
+
 /**
  * How a tool call is ended early (its time limits, its session's interruption): the `signal` its
  * request goes to undici with, which takes an EventEmitter as well as an AbortSignal. Every call
@@ -16,5 +19,35 @@ export class CallAbort extends EventEmitter {
     this.aborted = true;
     this.reason = reason;
     this.emit("abort");
+  }
+
+  /**
+   * Abort with `reason` when `signal` does, until `unfollow`. A turn's calls share one listener on
+   * its signal: adding and removing a listener of Node's EventTarget for every call cost about 8 µs
+   * a call in a busy Brain (BENCHMARKS.md).
+   */
+  follow(signal: AbortSignal, reason: unknown): void {
+    if (signal.aborted) {
+      this.abort(reason);
+      return;
+    }
+    let calls = following.get(signal);
+    if (!calls) {
+      const followers = new Map<CallAbort, unknown>();
+      signal.addEventListener(
+        "abort",
+        () => {
+          for (const [call, why] of followers) call.abort(why);
+        },
+        { once: true },
+      );
+      following.set(signal, followers);
+      calls = followers;
+    }
+    calls.set(this, reason);
+  }
+
+  unfollow(signal: AbortSignal): void {
+    following.get(signal)?.delete(this);
   }
 }

@@ -101,9 +101,8 @@ export class ToolDispatcher {
       if (call.aborted) return;
       headersTimer = setTimeout(() => call.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
     });
-    const onCancel = () => call.abort(CANCELLED);
     const secrets = sentSecrets(binding, request);
-    request.signal.addEventListener("abort", onCancel, { once: true });
+    call.follow(request.signal, CANCELLED);
     let result: ToolResult;
     // counted only for a span that records it
     let read: BodyRead | undefined;
@@ -144,7 +143,7 @@ export class ToolDispatcher {
     } finally {
       clearTimeout(callTimer);
       clearTimeout(headersTimer);
-      request.signal.removeEventListener("abort", onCancel);
+      call.unfollow(request.signal);
       // what was read of a body cut short too: a lost connection's count says how far it got
       if (read) request.span?.setAttribute("brain.tool.response_bytes", read.bytes);
     }

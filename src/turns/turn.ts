@@ -272,8 +272,8 @@ async function runCalls(
 ): Promise<ToolResultEventData[]> {
   // every call runs to its end even if another's result cannot be stored, so when a turn
   // fails nothing of it is still running to write a second result
-  // each call listens on the turn's signal while it runs, up to MAX_TOOL_CALLS_PER_STEP at once:
-  // more than Node's default of 10 listeners is no leak here
+  // each call waiting for an answer listens on the turn's signal, up to MAX_TOOL_CALLS_PER_STEP at
+  // once: more than Node's default of 10 listeners is no leak here
   setMaxListeners(MAX_TOOL_CALLS_PER_STEP + defaultMaxListeners, turn.signal);
   const settled = await Promise.allSettled(
     step.calls.map(async (call) => {
