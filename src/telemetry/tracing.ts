@@ -5,10 +5,12 @@ import {
   INVALID_SPAN_CONTEXT,
   isSpanContextValid,
   ROOT_CONTEXT,
+  SamplingDecision,
   type Span,
   type SpanContext,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   type Tracer,
   trace,
 } from "@opentelemetry/api";
@@ -21,9 +23,11 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
+  RandomIdGenerator,
   type Sampler,
   TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace-base";
+import { CountedQueue } from "./counted-queue.js";
 import type { ExportSettings, SamplerSetting } from "./export-settings.js";
 import { LoggedExporter } from "./logged-exporter.js";
 import type { Logger } from "./logger.js";
@@ -98,24 +102,41 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
     logger,
     settings.url,
   );
+  const sampler = samplerOf(settings.sampler);
+  const queue = new CountedQueue(settings.maxQueueSize);
   // the provider is Brain's own, not registered globally: two Brains in one process (tests) keep apart
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ ...settings.resource, "service.name": settings.serviceName }),
-    sampler: samplerOf(settings.sampler),
+    sampler,
     spanProcessors: [
-      new BatchSpanProcessor(exporter, {
-        maxQueueSize: settings.maxQueueSize,
-        maxExportBatchSize: settings.maxExportBatchSize,
-        scheduledDelayMillis: settings.scheduledDelayMs,
-        exportTimeoutMillis: settings.exportTimeoutMs,
-      }),
+      queue.processor(
+        new BatchSpanProcessor(queue.exporter(exporter), {
+          maxQueueSize: settings.maxQueueSize,
+          maxExportBatchSize: settings.maxExportBatchSize,
+          scheduledDelayMillis: settings.scheduledDelayMs,
+          exportTimeoutMillis: settings.exportTimeoutMs,
+        }),
+      ),
     ],
   });
   const tracer: Tracer = provider.getTracer("brain");
+  const ids = new RandomIdGenerator();
   return {
     exporting: true,
-    start: (name, parent, attributes, kind = SpanKind.INTERNAL) =>
-      tracer.startSpan(name, { kind, ...(attributes && { attributes }) }, contextOf(parent)),
+    start: (name, parent, attributes, kind = SpanKind.INTERNAL) => {
+      const context = contextOf(parent);
+      if (!queue.full) return tracer.startSpan(name, { kind, ...(attributes && { attributes }) }, context);
+      // it would be dropped at its end: the ids and sampling it would have had, unrecorded
+      const parentContext = trace.getSpanContext(context);
+      const traceId =
+        parentContext && isSpanContextValid(parentContext) ? parentContext.traceId : ids.generateTraceId();
+      const { decision } = sampler.shouldSample(context, traceId, name, kind, attributes ?? {}, []);
+      return trace.wrapSpanContext({
+        traceId,
+        spanId: ids.generateSpanId(),
+        traceFlags: decision === SamplingDecision.RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE,
+      });
+    },
     shutdown: async () => {
       let waited: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timed out">((resolve) => {
@@ -133,8 +154,9 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
 }
 
 /**
- * `work` in a span of its own under `parent`, which records its failure; when nothing is exported,
- * just `work`, with no promise of its own around it (a turn's every append goes through here).
+ * `work` in a span of its own under `parent`, which records its failure; when the span records
+ * nothing (nothing is exported, the turn is not sampled, the export queue is full), just `work`,
+ * with no promise of its own around it (a turn's every append goes through here).
  */
 export function inSpan<T>(
   tracing: Tracing,
@@ -143,7 +165,9 @@ export function inSpan<T>(
   attributes: Attributes,
   work: () => Promise<T>,
 ): Promise<T> {
-  return tracing.exporting ? inRecordedSpan(tracing.start(name, parent, attributes), work) : work();
+  if (!tracing.exporting) return work();
+  const span = tracing.start(name, parent, attributes);
+  return span.isRecording() ? inRecordedSpan(span, work) : work();
 }
 
 async function inRecordedSpan<T>(span: Span, work: () => Promise<T>): Promise<T> {
