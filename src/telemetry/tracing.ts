@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   type Attributes,
   type Context,
@@ -51,6 +50,8 @@ export interface Tracing {
 }
 
 const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+/** The SDK's ids, for the spans Brain makes without it (outside an export, or past a full queue). */
+const ids = new RandomIdGenerator();
 
 export const untraced: Tracing = {
   exporting: false,
@@ -61,7 +62,7 @@ export const untraced: Tracing = {
     return isSpanContextValid(context)
       ? trace.wrapSpanContext({
           traceId: context.traceId,
-          spanId: randomBytes(8).toString("hex"),
+          spanId: ids.generateSpanId(),
           traceFlags: context.traceFlags,
         })
       : NO_SPAN;
@@ -120,7 +121,6 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
     ],
   });
   const tracer: Tracer = provider.getTracer("brain");
-  const ids = new RandomIdGenerator();
   return {
     exporting: true,
     start: (name, parent, attributes, kind = SpanKind.INTERNAL) => {
