@@ -1,9 +1,11 @@
 // A collector's receiving end for the overhead benchmark: OTLP/HTTP on loopback that reads each
 // export whole and answers 200 with an empty ExportTraceServiceResponse, as a collector does, in
-// a process of its own so that its work is not Brain's. Prints "otlp sink listening on URL".
+// a process of its own so that its work is not Brain's; with STATUS=500, a collector that fails
+// every export (an empty google.rpc.Status). Prints "otlp sink listening on URL".
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
+const status = Number(process.env.STATUS ?? 200);
 let exports = 0;
 let bytes = 0;
 const server = createServer(async (req, res) => {
@@ -12,7 +14,7 @@ const server = createServer(async (req, res) => {
   // an empty response in the request's encoding: zero bytes of protobuf, or {} of JSON
   const json = req.headers["content-type"] === "application/json";
   res
-    .writeHead(200, { "content-type": json ? "application/json" : "application/x-protobuf" })
+    .writeHead(status, { "content-type": json ? "application/json" : "application/x-protobuf" })
     .end(json ? "{}" : "");
 });
 server.listen(0, "127.0.0.1", () => {

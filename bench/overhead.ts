@@ -39,19 +39,17 @@ export const run: Benchmark = async (context) => {
     env: {},
     ready: (line) => line.match(/listening on (\S+)/)?.[1],
   });
-  const collector = await startNode({
-    root: context.root,
-    args: ["dist/bench/otlp-sink.js"],
-    env: {},
-    ready: (line) => line.match(/listening on (\S+)/)?.[1],
-  });
+  const startCollector = (status: number) =>
+    startNode({
+      root: context.root,
+      args: ["dist/bench/otlp-sink.js"],
+      env: { STATUS: String(status) },
+      ready: (line) => line.match(/listening on (\S+)/)?.[1],
+    });
+  const collector = await startCollector(200);
+  const failing = await startCollector(500);
   // a port nothing listens on: the collector is down
-  const down = await startNode({
-    root: context.root,
-    args: ["dist/bench/otlp-sink.js"],
-    env: {},
-    ready: (line) => line.match(/listening on (\S+)/)?.[1],
-  });
+  const down = await startCollector(200);
   await down.stop();
   const script = [
     ...echoTurn(WARMUP_CALLS),
@@ -59,7 +57,7 @@ export const run: Benchmark = async (context) => {
   ];
   // the Brains run side by side, so each round measures them under the same machine load: with
   // --compare this tree's against the reference revision's, otherwise this tree's exporting no
-  // traces, exporting them, and exporting to a collector that is down
+  // traces, exporting them, exporting to a collector that is down, and to one that answers 500
   const { reference } = context;
   const brains: BrainSpec[] = reference
     ? [
@@ -70,6 +68,11 @@ export const run: Benchmark = async (context) => {
         { name: "brain", label: "overhead", env: {} },
         { name: "traced", label: "overhead-traced", env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.ready } },
         { name: "down", label: "overhead-collector-down", env: { OTEL_EXPORTER_OTLP_ENDPOINT: down.ready } },
+        {
+          name: "failing",
+          label: "overhead-collector-500",
+          env: { OTEL_EXPORTER_OTLP_ENDPOINT: failing.ready },
+        },
       ];
   const startBrain = ({ label, env, root }: BrainSpec, set: number) =>
     startBrainProcess(context, {
@@ -102,7 +105,7 @@ export const run: Benchmark = async (context) => {
     }
     return report(measured, perRound, reference, sets);
   } finally {
-    await Promise.allSettled([raw.close(), echo.stop(), mcpServer.stop(), collector.stop()]);
+    await Promise.allSettled([raw.close(), echo.stop(), mcpServer.stop(), collector.stop(), failing.stop()]);
   }
 };
 
@@ -240,14 +243,15 @@ function report(
         medianOf("brain", addedOf),
         medianOf("traced", addedOf),
         medianOf("down", addedOf),
+        medianOf("failing", addedOf),
         summarize(all("brain")).p99,
         summarize(all("traced")).p99,
       ),
     );
     notes.push(
-      `Brain's CPU per call (user + system, from /proc): ${cpuMedianOf("brain")} µs; exporting traces ${cpuMedianOf("traced")} µs; with the collector down ${cpuMedianOf("down")} µs.`,
-      `per set, added latency p50 against no export: exported ${ratios("traced", "brain", addedOf)}; collector down ${ratios("down", "brain", addedOf)}.`,
-      "traces: the same Brain exporting every span (turn, model call, tool call, store append) over OTLP/HTTP to a collector's receiving end in its own process (bench/otlp-sink.ts), and to a port nothing listens on (collector down); both run side by side with the Brain that exports nothing, each round timing all three.",
+      `Brain's CPU per call (user + system, from /proc): ${cpuMedianOf("brain")} µs; exporting traces ${cpuMedianOf("traced")} µs; with the collector down ${cpuMedianOf("down")} µs; answering 500 ${cpuMedianOf("failing")} µs.`,
+      `per set, added latency p50 against no export: exported ${ratios("traced", "brain", addedOf)}; collector down ${ratios("down", "brain", addedOf)}; collector answering 500 ${ratios("failing", "brain", addedOf)}.`,
+      "traces: the same Brain exporting every span (turn, model call, tool call, store append) over OTLP/HTTP to a collector's receiving end in its own process (bench/otlp-sink.ts), to a port nothing listens on (collector down), and to a receiving end that answers every export 500; all run side by side with the Brain that exports nothing, each round timing all four.",
     );
   }
   return {
@@ -303,6 +307,7 @@ function tracingFigures(
   addedOff: number,
   addedTraced: number,
   addedDown: number,
+  addedFailing: number,
   offP99: number,
   tracedP99: number,
 ): Figure[] {
@@ -316,6 +321,7 @@ function tracingFigures(
   return [
     figure("added latency p50, traces exported", addedTraced),
     figure("added latency p50, collector down", addedDown),
+    figure("added latency p50, collector 500", addedFailing),
     versus("tool call p99, traces exported", tracedP99, "no export", offP99),
   ];
 }

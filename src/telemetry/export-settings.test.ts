@@ -72,6 +72,7 @@ describe("export settings from the OpenTelemetry variables and the host config",
       scheduledDelayMs: 0,
       exportTimeoutMs: 30_000,
       requestTimeoutMs: 2000,
+      failurePause: { firstMs: 5000, maxMs: 30_000 },
     });
   });
 

@@ -1,3 +1,5 @@
+import type { FailurePause } from "./recording-gate.js";
+
 /**
  * Where and how Brain exports its traces, from the standard OpenTelemetry variables
  * (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/) and the host
@@ -20,6 +22,8 @@ export interface ExportSettings {
   exportTimeoutMs: number;
   /** How long one export request may take, its retries included. */
   requestTimeoutMs: number;
+  /** How long no span is recorded after a failed export (Brain's own: no standard variable sets it). */
+  failurePause: FailurePause;
 }
 
 export type ExportProtocol = "http/protobuf" | "http/json";
@@ -45,6 +49,10 @@ const DEFAULTS = {
   scheduledDelayMs: 5000,
   exportTimeoutMs: 30_000,
   requestTimeoutMs: 10_000,
+  // as an OpenTelemetry Collector's exporters retry (retry_on_failure: 5 s, up to 30 s): a batch that
+  // failed has had the exporter's own retries, so what failed it (a collector down, a key it
+  // refuses) is seldom gone within a second
+  failurePause: { firstMs: 5000, maxMs: 30_000 },
 };
 
 /**
@@ -88,6 +96,7 @@ export function exportSettings(
           DEFAULTS.requestTimeoutMs,
           1,
         ),
+        failurePause: DEFAULTS.failurePause,
       }
     : undefined;
   if (settings && settings.maxExportBatchSize > settings.maxQueueSize) {

@@ -5,28 +5,37 @@ import type { ExportSettings } from "./export-settings.js";
 import { createLogger } from "./logger.js";
 import { createTracing, type SpanContext, type Tracing } from "./tracing.js";
 
-/** A collector on loopback that takes each export and answers it only when released. */
-async function startHeldCollector() {
+/**
+ * A collector on loopback that takes each export and answers it with `status`, or, while `status`
+ * is "held", only when released.
+ */
+async function startCollector() {
   const held: ServerResponse[] = [];
-  let answering = false;
-  const answer = (res: ServerResponse) =>
-    res.writeHead(200, { "content-type": "application/json" }).end("{}");
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => (answering ? answer(res) : held.push(res)));
+  const received: { status: number; body: string }[] = [];
+  let status: number | "held" = "held";
+  const answer = (res: ServerResponse, code: number) =>
+    res.writeHead(code, { "content-type": "application/json" }).end("{}");
+  const server = createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    if (status === "held") return held.push(res);
+    received.push({ status, body });
+    answer(res, status);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1/traces`,
     held,
+    /** Each export answered, with what it carried. */
+    received,
     release: () => {
-      for (const res of held.splice(0)) answer(res);
+      for (const res of held.splice(0)) answer(res, 200);
     },
-    /** Answer every export from now on. */
-    recover: () => {
-      answering = true;
-      for (const res of held.splice(0)) answer(res);
+    /** Answer every export from now on with `code`. */
+    answerWith: (code: number) => {
+      status = code;
+      for (const res of held.splice(0)) answer(res, code);
     },
     close: async () => {
       server.closeAllConnections();
@@ -48,6 +57,7 @@ const settingsFor = (url: string): ExportSettings => ({
   scheduledDelayMs: 60_000,
   exportTimeoutMs: 30_000,
   requestTimeoutMs: 30_000,
+  failurePause: { firstMs: 200, maxMs: 200 },
 });
 
 const clientSpan = (traceFlags: number): SpanContext => ({
@@ -65,17 +75,17 @@ async function until(condition: () => boolean): Promise<void> {
   }
 }
 
-describe("tracing while the export queue is full", () => {
-  let collector: Awaited<ReturnType<typeof startHeldCollector>> | undefined;
+describe("tracing while the collector cannot take spans", () => {
+  let collector: Awaited<ReturnType<typeof startCollector>> | undefined;
   let tracing: Tracing | undefined;
   afterEach(async () => {
-    collector?.recover();
+    collector?.answerWith(200);
     await tracing?.shutdown();
     await collector?.close();
   });
 
   it("records no span the queue would drop, keeps its trace and sampling, and records again once a batch leaves", async () => {
-    collector = await startHeldCollector();
+    collector = await startCollector();
     tracing = createTracing(settingsFor(collector.url), createLogger("silent"));
     const turn = tracing.start("turn", clientSpan(1));
     // two spans make a batch, which goes out and hangs; four more fill the queue behind it
@@ -98,5 +108,35 @@ describe("tracing while the export queue is full", () => {
     collector.release();
     await until(() => collector?.held.length === 1);
     expect(tracing.start("store append", turn).isRecording()).toBe(true);
+  });
+
+  it("records nothing for a pause after the collector answers 500, still carrying the trace, and exports again once it answers", async () => {
+    collector = await startCollector();
+    collector.answerWith(500);
+    const pausedTracing = createTracing(settingsFor(collector.url), createLogger("silent"));
+    tracing = pausedTracing;
+    const turn = pausedTracing.start("turn", clientSpan(1));
+    pausedTracing.start("failed", turn).end();
+    pausedTracing.start("failed", turn).end();
+    // a span started but never ended joins no batch: a probe of whether Brain records now
+    const recordsNow = () => pausedTracing.start("probe", turn).isRecording();
+    await until(() => !recordsNow());
+    expect(collector.received.map(({ status }) => status)).toEqual([500]);
+
+    const paused = pausedTracing.start("tool call", turn);
+    expect(paused.spanContext()).toMatchObject({ traceId: clientSpan(1).traceId, traceFlags: 1 });
+    expect(paused.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
+    paused.end();
+
+    collector.answerWith(200);
+    await until(recordsNow);
+    pausedTracing.start("exported", turn).end();
+    pausedTracing.start("exported", turn).end();
+    await until(() => collector?.received.length === 2);
+    const [, exported] = collector.received;
+    expect(exported?.status).toBe(200);
+    // the batch after the pause holds what ended after it, nothing from during it
+    expect(exported?.body).toContain('"name":"exported"');
+    expect(exported?.body).not.toContain('"name":"tool call"');
   });
 });

@@ -26,10 +26,10 @@ import {
   type Sampler,
   TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace-base";
-import { CountedQueue } from "./counted-queue.js";
 import type { ExportSettings, SamplerSetting } from "./export-settings.js";
 import { LoggedExporter } from "./logged-exporter.js";
 import type { Logger } from "./logger.js";
+import { RecordingGate } from "./recording-gate.js";
 
 export { type Span, type SpanContext, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 
@@ -50,7 +50,7 @@ export interface Tracing {
 }
 
 const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
-/** The SDK's ids, for the spans Brain makes without it (outside an export, or past a full queue). */
+/** The SDK's ids, for the spans Brain makes without it (outside an export, or while the gate is closed). */
 const ids = new RandomIdGenerator();
 
 export const untraced: Tracing = {
@@ -104,14 +104,14 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
     settings.url,
   );
   const sampler = samplerOf(settings.sampler);
-  const queue = new CountedQueue(settings.maxQueueSize);
+  const gate = new RecordingGate(settings.maxQueueSize, settings.failurePause);
   // the provider is Brain's own, not registered globally: two Brains in one process (tests) keep apart
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ ...settings.resource, "service.name": settings.serviceName }),
     sampler,
     spanProcessors: [
-      queue.processor(
-        new BatchSpanProcessor(queue.exporter(exporter), {
+      gate.processor(
+        new BatchSpanProcessor(gate.exporter(exporter), {
           maxQueueSize: settings.maxQueueSize,
           maxExportBatchSize: settings.maxExportBatchSize,
           scheduledDelayMillis: settings.scheduledDelayMs,
@@ -125,8 +125,8 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
     exporting: true,
     start: (name, parent, attributes, kind = SpanKind.INTERNAL) => {
       const context = contextOf(parent);
-      if (!queue.full) return tracer.startSpan(name, { kind, ...(attributes && { attributes }) }, context);
-      // it would be dropped at its end: the ids and sampling it would have had, unrecorded
+      if (gate.open) return tracer.startSpan(name, { kind, ...(attributes && { attributes }) }, context);
+      // it would not reach the collector: the ids and sampling it would have had, unrecorded
       const parentContext = trace.getSpanContext(context);
       const traceId =
         parentContext && isSpanContextValid(parentContext) ? parentContext.traceId : ids.generateTraceId();
@@ -155,7 +155,7 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
 
 /**
  * `work` in a span of its own under `parent`, which records its failure; when the span records
- * nothing (nothing is exported, the turn is not sampled, the export queue is full), just `work`,
+ * nothing (nothing is exported, the turn is not sampled, the collector cannot take it), just `work`,
  * with no promise of its own around it (a turn's every append goes through here).
  */
 export function inSpan<T>(

@@ -21,15 +21,19 @@ const echo = () => ({
   tenants: ["acme"],
 });
 
-/** A turn of one echo call; its end, and the log lines that say exporting failed. */
+/** A turn of one echo call in a session of its own: how it ended. */
 async function echoTurn(brain: TestBrain) {
+  return (await echoSessionTurn(brain)).end;
+}
+
+async function echoSessionTurn(brain: TestBrain) {
   const client = brain.client();
   const session = await client.createSession({
     tools: ["echo"],
     script: [{ tool_calls: [{ name: "echo", arguments: {} }] }, { text: "done" }],
   });
   const events = await runTurn(client, session.id, "go");
-  return events.at(-1)?.type;
+  return { end: events.at(-1)?.type, sessionId: session.id };
 }
 
 const linesSaying = (brain: TestBrain, text: string) =>
@@ -62,19 +66,28 @@ describe("a collector that fails", () => {
     await receiver?.close();
   });
 
-  it("answering 500: turns go on, spans are dropped, and Brain says so once, then once when it is back", async () => {
+  it("answering 500: turns go on, nothing is recorded for a pause, Brain says so once, then once when it is back", async () => {
     receiver.answer(500);
     expect(await echoTurn(brain)).toBe("turn.completed");
     await until(() => receiver.requests.length >= 1, "a first export");
-    expect(await echoTurn(brain)).toBe("turn.completed");
-    await until(() => receiver.requests.length >= 2, "a second export");
-    expect(receiver.spans).toEqual([]);
+    // for a pause after the failed export (5 s) Brain records no span: a turn goes on as an
+    // unsampled one does, and none of its spans is sent to the failing collector
+    const paused = await echoSessionTurn(brain);
+    expect(paused.end).toBe("turn.completed");
     expect(linesSaying(brain, FAILING)).toHaveLength(1);
     expect(JSON.parse(linesSaying(brain, FAILING)[0] as string)).toMatchObject({ level: 40 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(receiver.requests.filter(({ body }) => body.includes(paused.sessionId))).toEqual([]);
+    expect(receiver.spans).toEqual([]);
 
     receiver.answer(200);
-    expect(await echoTurn(brain)).toBe("turn.completed");
-    await receiver.waitFor((spans) => spans.some((span) => span.name === "turn"));
+    // once the pause is over, a turn's spans are recorded and reach the collector again
+    const deadline = Date.now() + 15_000;
+    while (!receiver.spans.some((span) => span.name === "turn")) {
+      if (Date.now() > deadline) throw new Error("gave up waiting for a turn's span after the pause");
+      expect(await echoTurn(brain)).toBe("turn.completed");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await until(() => linesSaying(brain, "exporting traces again").length === 1, "the line saying so");
     expect(linesSaying(brain, FAILING)).toHaveLength(1);
   });

@@ -1,0 +1,86 @@
+import { TraceFlags } from "@opentelemetry/api";
+import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
+import type { SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base";
+
+/** How long Brain records no span after a failed export: doubling from `firstMs` to `maxMs`. */
+export interface FailurePause {
+  firstMs: number;
+  maxMs: number;
+}
+
+/**
+ * Whether a span started now could reach the collector, so that Brain records only those
+ * (tracing.ts): a turn pays for carrying its trace, not for spans nobody gets. Two things close it:
+ *
+ * - the batch processor's queue is full, counted as the processor counts it: a sampled span joins
+ *   at its end unless the queue is full (the processor drops it then), and leaves when an export
+ *   takes it, whether that export works or not;
+ * - an export failed (a collector that is down, or answers 500): no span is recorded for a
+ *   pause (export-settings.ts: 5 s after a first failure), twice as long after each failure
+ *   that follows, up to a most (30 s); an export that works ends the doubling. The next batch
+ *   after a pause is the one that finds whether the collector is back.
+ */
+export class RecordingGate {
+  #queued = 0;
+  #paused = false;
+  #nextPauseMs: number;
+  #pauseTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly pause: FailurePause,
+  ) {
+    this.#nextPauseMs = pause.firstMs;
+  }
+
+  get open(): boolean {
+    return !this.#paused && this.#queued < this.capacity;
+  }
+
+  /** `inner`, the batch processor, with what joins its queue counted. */
+  processor(inner: SpanProcessor): SpanProcessor {
+    return {
+      onStart: (span, context) => inner.onStart(span, context),
+      onEnd: (span) => {
+        // before the processor, which may export a batch from inside onEnd
+        if (span.spanContext().traceFlags & TraceFlags.SAMPLED && this.#queued < this.capacity)
+          this.#queued++;
+        inner.onEnd(span);
+      },
+      forceFlush: () => inner.forceFlush(),
+      shutdown: () => inner.shutdown(),
+    };
+  }
+
+  /** `inner`, the processor's exporter, with what leaves its queue counted and how it went. */
+  exporter(inner: SpanExporter): SpanExporter {
+    return {
+      export: (spans, done) => {
+        this.#queued -= spans.length;
+        inner.export(spans, (result) => {
+          this.#exported(result);
+          done(result);
+        });
+      },
+      shutdown: () => {
+        clearTimeout(this.#pauseTimer);
+        return inner.shutdown();
+      },
+      forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
+    };
+  }
+
+  #exported(result: ExportResult): void {
+    if (result.code === ExportResultCode.SUCCESS) {
+      this.#nextPauseMs = this.pause.firstMs;
+      return;
+    }
+    // a batch that was already on its way when the pause began says nothing new
+    if (this.#paused) return;
+    this.#paused = true;
+    this.#pauseTimer = setTimeout(() => {
+      this.#paused = false;
+    }, this.#nextPauseMs).unref();
+    this.#nextPauseMs = Math.min(this.#nextPauseMs * 2, this.pause.maxMs);
+  }
+}
