@@ -12,6 +12,8 @@ import { median, summarize, timeEach } from "./stats.js";
 
 /** Enough for V8 to finish optimizing Brain's hot path: with 200, p50 came out 0.1 ms higher. */
 const WARMUP_CALLS = 2000;
+/** The warm-up's calls in turns of 500: a turn stops at 1000 model calls (see MAX_TOOL_STEPS). */
+const WARMUP_TURNS = 4;
 /**
  * Rounds alternate the clients, so a drift of the machine touches all of them alike; sixteen short
  * ones rather than four long ones, so that a burst of another process's load falls on each of them.
@@ -52,7 +54,7 @@ export const run: Benchmark = async (context) => {
   const down = await startCollector(200);
   await down.stop();
   const script = [
-    ...echoTurn(WARMUP_CALLS),
+    ...Array.from({ length: WARMUP_TURNS }, () => echoTurn(WARMUP_CALLS / WARMUP_TURNS)).flat(),
     ...Array.from({ length: ROUNDS }, () => echoTurn(perRound)).flat(),
   ];
   // the Brains run side by side, so each round measures them under the same machine load: with
@@ -140,7 +142,8 @@ async function measureSet(
     for (const { name, brain } of started)
       contenders.push({ name, brain, client: await brainClient(brain), samples: [], cpuSeconds: 0 });
     context.log(`overhead: warming up the Brains${setLabel} (${WARMUP_CALLS} calls each)`);
-    for (const { client } of contenders) await client.turn();
+    for (const { client } of contenders)
+      for (let turn = 0; turn < WARMUP_TURNS; turn++) await client.turn(WARMUP_CALLS / WARMUP_TURNS);
     const rawSamples: number[] = [];
     let rawCpuUs = 0;
     const mcpSamples: number[] = [];
@@ -155,7 +158,7 @@ async function measureSet(
       const shift = round % contenders.length;
       for (const contender of [...contenders.slice(shift), ...contenders.slice(0, shift)]) {
         const cpuBefore = contender.brain.process.cpuSeconds();
-        contender.samples.push(...(await contender.client.turn()));
+        contender.samples.push(...(await contender.client.turn(perRound)));
         contender.cpuSeconds += contender.brain.process.cpuSeconds() - cpuBefore;
       }
     }
@@ -367,7 +370,8 @@ async function brainClient(brain: BenchBrain) {
     stop.signal,
   );
   return {
-    turn: async (): Promise<number[]> => {
+    /** The latencies of a turn that makes `calls` calls (its script's next turn). */
+    turn: async (calls: number): Promise<number[]> => {
       const samples: number[] = [];
       let last: number | undefined;
       // the first call of a turn also pays the turn's start; every later one is one step
@@ -381,6 +385,10 @@ async function brainClient(brain: BenchBrain) {
       await sendMessage(agent, brain, session.id);
       const end = await ended;
       if (end !== "turn.completed") throw new Error(`the bench turn ended with ${end}`);
+      // a turn cut short (at the turn's step limit, say) leaves the script's calls to the next
+      // turns, which would then time another turn's calls than they count
+      if (samples.length !== calls - 1)
+        throw new Error(`the bench turn made ${samples.length + 1} calls, not the ${calls} of its script`);
       return samples;
     },
     close: async () => {
