@@ -92,6 +92,7 @@ describe("tracing while the collector cannot take spans", () => {
     for (let index = 0; index < 6; index++) tracing.start("store append", turn).end();
     await until(() => collector?.held.length === 1);
 
+    expect(tracing.recording).toBe(false);
     const dropped = tracing.start("store append", turn);
     expect(dropped.isRecording()).toBe(false);
     expect(dropped.spanContext()).toMatchObject({ traceId: clientSpan(1).traceId, traceFlags: 1 });
@@ -121,6 +122,7 @@ describe("tracing while the collector cannot take spans", () => {
     // a span started but never ended joins no batch: a probe of whether Brain records now
     const recordsNow = () => pausedTracing.start("probe", turn).isRecording();
     await until(() => !recordsNow());
+    expect(pausedTracing.recording).toBe(false);
     expect(collector.received.map(({ status }) => status)).toEqual([500]);
 
     const paused = pausedTracing.start("tool call", turn);
@@ -130,6 +132,7 @@ describe("tracing while the collector cannot take spans", () => {
 
     collector.answerWith(200);
     await until(recordsNow);
+    expect(pausedTracing.recording).toBe(true);
     pausedTracing.start("exported", turn).end();
     pausedTracing.start("exported", turn).end();
     await until(() => collector?.received.length === 2);

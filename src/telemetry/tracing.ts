@@ -42,7 +42,11 @@ const SHUTDOWN_WAIT_MS = 5000;
  * the client's trace in its `traceparent`.
  */
 export interface Tracing {
-  readonly exporting: boolean;
+  /**
+   * Whether a span started now may be recorded: never when nothing is exported, nor while the
+   * collector cannot take spans (recording-gate.ts).
+   */
+  readonly recording: boolean;
   /** A span under `parent` (a span of ours or the client's), or a trace of its own without one. */
   start(name: string, parent: Span | SpanContext | undefined, attributes?: Attributes, kind?: SpanKind): Span;
   /** Export what is queued, for at most a few seconds, and stop. */
@@ -54,7 +58,7 @@ const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 const ids = new RandomIdGenerator();
 
 export const untraced: Tracing = {
-  exporting: false,
+  recording: false,
   start: (_name, parent) => {
     // a turn outside any trace: every span of its calls is no span either
     if (parent === undefined || parent === NO_SPAN) return NO_SPAN;
@@ -122,7 +126,9 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
   });
   const tracer: Tracer = provider.getTracer("brain");
   return {
-    exporting: true,
+    get recording() {
+      return gate.open;
+    },
     start: (name, parent, attributes, kind = SpanKind.INTERNAL) => {
       const context = contextOf(parent);
       if (gate.open) return tracer.startSpan(name, { kind, ...(attributes && { attributes }) }, context);
@@ -154,9 +160,11 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
 }
 
 /**
- * `work` in a span of its own under `parent`, which records its failure; when the span records
+ * `work` in a span of its own under `parent`, which records its failure; when the span would record
  * nothing (nothing is exported, the turn is not sampled, the collector cannot take it), just `work`,
- * with no promise of its own around it (a turn's every append goes through here).
+ * with no promise of its own around it (a turn's every append goes through here). While nothing
+ * can be recorded it is not even started: unlike a tool call's, an append's span id is sent to no
+ * one.
  */
 export function inSpan<T>(
   tracing: Tracing,
@@ -165,7 +173,7 @@ export function inSpan<T>(
   attributes: Attributes,
   work: () => Promise<T>,
 ): Promise<T> {
-  if (!tracing.exporting) return work();
+  if (!tracing.recording) return work();
   const span = tracing.start(name, parent, attributes);
   return span.isRecording() ? inRecordedSpan(span, work) : work();
 }
