@@ -70,6 +70,8 @@ describe("a collector that fails", () => {
     receiver.answer(500);
     expect(await echoTurn(brain)).toBe("turn.completed");
     await until(() => receiver.requests.length >= 1, "a first export");
+    // logged as the failed export comes back, in the same callback that starts the pause
+    await until(() => linesSaying(brain, FAILING).length === 1, "the warning");
     // for a pause after the failed export (5 s) Brain records no span: a turn goes on as an
     // unsampled one does, and none of its spans is sent to the failing collector
     const paused = await echoSessionTurn(brain);
