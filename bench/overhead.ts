@@ -13,7 +13,8 @@ import { median, summarize, timeEach } from "./stats.js";
 /** Enough for V8 to finish optimizing Brain's hot path: with 200, p50 came out 0.1 ms higher. */
 const WARMUP_CALLS = 2000;
 /** The warm-up's calls in turns of 500: a turn stops at 1000 model calls (see MAX_TOOL_STEPS). */
-const WARMUP_TURNS = 4;
+const WARMUP_TURN_CALLS = 500;
+const WARMUP_TURNS = WARMUP_CALLS / WARMUP_TURN_CALLS;
 /**
  * Rounds alternate the clients, so a drift of the machine touches all of them alike; sixteen short
  * ones rather than four long ones, so that a burst of another process's load falls on each of them.
@@ -54,7 +55,7 @@ export const run: Benchmark = async (context) => {
   const down = await startCollector(200);
   await down.stop();
   const script = [
-    ...Array.from({ length: WARMUP_TURNS }, () => echoTurn(WARMUP_CALLS / WARMUP_TURNS)).flat(),
+    ...Array.from({ length: WARMUP_TURNS }, () => echoTurn(WARMUP_TURN_CALLS)).flat(),
     ...Array.from({ length: ROUNDS }, () => echoTurn(perRound)).flat(),
   ];
   // the Brains run side by side, so each round measures them under the same machine load: with
@@ -143,7 +144,7 @@ async function measureSet(
       contenders.push({ name, brain, client: await brainClient(brain), samples: [], cpuSeconds: 0 });
     context.log(`overhead: warming up the Brains${setLabel} (${WARMUP_CALLS} calls each)`);
     for (const { client } of contenders)
-      for (let turn = 0; turn < WARMUP_TURNS; turn++) await client.turn(WARMUP_CALLS / WARMUP_TURNS);
+      for (let turn = 0; turn < WARMUP_TURNS; turn++) await client.turn(WARMUP_TURN_CALLS);
     const rawSamples: number[] = [];
     let rawCpuUs = 0;
     const mcpSamples: number[] = [];
