@@ -11,6 +11,11 @@ export interface NodeProcess<T> {
   memory: () => ProcessMemory;
   /** CPU time (user + system) the process has used so far, in seconds. */
   cpuSeconds: () => number;
+  /**
+   * CPU time of its main thread alone: a Node process's JavaScript, against V8's compiler and GC
+   * helper threads, which the process's figure counts too.
+   */
+  mainThreadCpuSeconds: () => number;
   /** The next stdout or stderr line that `pick` accepts, with what it returned. */
   nextLine: <U>(pick: (line: string) => U | undefined, timeoutMs?: number) => Promise<U>;
   /** SIGTERM, then SIGKILL if it has not exited in 10 s; a CPU profile is written on a clean exit. */
@@ -36,7 +41,17 @@ export function processMemory(pid: number): ProcessMemory {
 const TICKS_PER_SECOND = 100;
 
 export function processCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
+/** The CPU time of the process's main thread alone: its thread id is the process id. */
+export function mainThreadCpuSeconds(pid: number): number {
+  return cpuSecondsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+/** utime + stime of a /proc stat file, a process's or a thread's (the same layout). */
+function cpuSecondsOf(statPath: string): number {
+  const stat = readFileSync(statPath, "utf8");
   // the fields after the command name, which may itself hold spaces and parentheses
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
@@ -119,6 +134,7 @@ export function startNode<T>(options: {
         tail,
         memory: () => processMemory(pid),
         cpuSeconds: () => processCpuSeconds(pid),
+        mainThreadCpuSeconds: () => mainThreadCpuSeconds(pid),
         nextLine,
         stop,
       });

@@ -198,7 +198,7 @@ export const run: Benchmark = async (context) => {
       ],
       notes: [
         `${measured.calls} tool calls counted in ${measured.elapsed.toFixed(1)} s; raw: ${raw.requests} POSTs.`,
-        `CPU used while counting, in cores: Brain ${cpu.brain}, echo service ${cpu.echo}, load generator ${cpu.generator} (of ${availableParallelism()}).`,
+        `CPU used while counting, in cores: Brain ${cpu.brain} (its main thread ${cpu.brainMainThread}), echo service ${cpu.echo}, load generator ${cpu.generator} (of ${availableParallelism()}).`,
         "Latency: from the tool.call event to its tool.result event as an SSE client of the session sees them, so it includes Brain's queueing under load.",
         ...(measured.firstError ? [`first error: ${measured.firstError}`] : []),
       ],
@@ -208,9 +208,17 @@ export const run: Benchmark = async (context) => {
   }
 };
 
-function cpuSnapshot(brain: { cpuSeconds: () => number }, echo: { cpuSeconds: () => number }) {
+function cpuSnapshot(
+  brain: { cpuSeconds: () => number; mainThreadCpuSeconds: () => number },
+  echo: { cpuSeconds: () => number },
+) {
   const own = process.cpuUsage();
-  return { brain: brain.cpuSeconds(), echo: echo.cpuSeconds(), generator: (own.user + own.system) / 1e6 };
+  return {
+    brain: brain.cpuSeconds(),
+    brainMainThread: brain.mainThreadCpuSeconds(),
+    echo: echo.cpuSeconds(),
+    generator: (own.user + own.system) / 1e6,
+  };
 }
 
 /** Cores each process kept busy between two snapshots. */
@@ -220,7 +228,12 @@ function cpuShares(
   seconds: number,
 ) {
   const share = (key: keyof typeof before) => ((after[key] - before[key]) / seconds).toFixed(2);
-  return { brain: share("brain"), echo: share("echo"), generator: share("generator") };
+  return {
+    brain: share("brain"),
+    brainMainThread: share("brainMainThread"),
+    echo: share("echo"),
+    generator: share("generator"),
+  };
 }
 
 /** Run `make(i)` for i in 0..count-1, at most `width` at a time, keeping the order. */

@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseOptions } from "../../bench/options.js";
+import { mainThreadCpuSeconds, processCpuSeconds } from "../../bench/processes.js";
 import { renderTable } from "../../bench/report.js";
 import { median, percentile, summarize } from "../../bench/stats.js";
 
@@ -126,4 +128,21 @@ describe("bench table", () => {
     });
     expect(table).toContain("Brain processes started with NODE_OPTIONS=--max-semi-space-size=64");
   });
+});
+
+describe("bench CPU time from /proc", () => {
+  it.skipIf(!existsSync("/proc/self/stat"))(
+    "counts the main thread's work in both, within the process's",
+    () => {
+      const before = { all: processCpuSeconds(process.pid), main: mainThreadCpuSeconds(process.pid) };
+      const until = performance.now() + 300;
+      while (performance.now() < until);
+      const main = mainThreadCpuSeconds(process.pid) - before.main;
+      const all = processCpuSeconds(process.pid) - before.all;
+      // 300 ms of spinning, in clock ticks of 10 ms, on a machine that may be busy
+      expect(main).toBeGreaterThanOrEqual(0.1);
+      expect(mainThreadCpuSeconds(process.pid)).toBeLessThanOrEqual(processCpuSeconds(process.pid));
+      expect(all).toBeGreaterThanOrEqual(main - 0.02);
+    },
+  );
 });
