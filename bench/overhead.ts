@@ -165,12 +165,12 @@ async function measureSet(
       // each Brain goes first in turn, so none always follows the same client
       const shift = round % contenders.length;
       for (const contender of [...contenders.slice(shift), ...contenders.slice(0, shift)]) {
-        const { process } = contender.brain;
-        const cpuBefore = process.cpuSeconds();
-        const mainThreadCpuBefore = process.mainThreadCpuSeconds();
+        const brainProcess = contender.brain.process;
+        const cpuBefore = brainProcess.cpuSeconds();
+        const mainThreadCpuBefore = brainProcess.mainThreadCpuSeconds();
         contender.samples.push(...(await contender.client.turn(perRound)));
-        contender.cpuSeconds += process.cpuSeconds() - cpuBefore;
-        contender.mainThreadCpuSeconds += process.mainThreadCpuSeconds() - mainThreadCpuBefore;
+        contender.cpuSeconds += brainProcess.cpuSeconds() - cpuBefore;
+        contender.mainThreadCpuSeconds += brainProcess.mainThreadCpuSeconds() - mainThreadCpuBefore;
       }
     }
     const calls = perRound * ROUNDS;
