@@ -20,12 +20,6 @@ export interface HistoryEntry {
 }
 
 const UNSTORED = Number.MAX_SAFE_INTEGER;
-/**
- * The room a turn's copy of the conversation has for its messages before it is reallocated: 32
- * steps. Filled, not holes: an array made with holes stays of V8's holey kind, and code that reads
- * the conversation would then meet two kinds of array.
- */
-const ROOM: readonly undefined[] = Array.from({ length: 64 }, () => undefined);
 
 /**
  * The conversation a model is sent, message by message with each one's tokens, and what the
@@ -44,21 +38,48 @@ export class ContextHistory {
   #reported: { tokens: number; estimated: number } | undefined;
   /** The usage of a model call whose answer is pushed next, within a turn. */
   #answered: Usage | undefined;
+  /** The copy adding to this history's arrays past `length`, their length when it was made. */
+  #lent: { copy: ContextHistory; length: number } | undefined;
+  /** The history a copy adds to the arrays of. */
+  #base: ContextHistory | undefined;
+  /** Set on a copy once the history it borrowed from took its arrays back. */
+  #revoked = false;
 
   constructor(readonly measure: ContextMeasure) {}
 
-  /** A copy to add a turn's messages to, leaving this one as the log has it. */
+  /**
+   * A copy to add a turn's messages to, leaving this one as the log has it. The copy adds to this
+   * history's own arrays rather than to copies of them, which would cost a turn start time in
+   * proportion to the session (BENCHMARKS.md, "Turn start of a long session"); so it is lent
+   * until its turn ends (`release`) or this history is next read, changed or copied, which cuts the
+   * arrays back to this one's messages. A copy used after that throws: one turn at a time reads a
+   * session's conversation.
+   */
   copy(): ContextHistory {
+    this.#reclaim();
     const copy = new ContextHistory(this.measure);
-    copy.#entries = withRoom(this.#entries);
-    copy.#messages = withRoom(this.#messages);
+    copy.#base = this;
+    copy.#entries = this.#entries;
+    copy.#messages = this.#messages;
     copy.#steps = this.#steps;
     copy.#tokens = this.#tokens;
     copy.#reported = this.#reported;
+    this.#lent = { copy, length: this.#entries.length };
     return copy;
   }
 
+  /**
+   * The turn this copy was made for is over: the history it was made from has its arrays back now,
+   * rather than holding this turn's messages until that session's next turn start.
+   */
+  release(): void {
+    const base = this.#base;
+    if (base && base.#lent?.copy === this) base.#reclaim();
+    else this.#revoke();
+  }
+
   push(message: ConversationMessage, seq = UNSTORED): void {
+    this.#reclaim();
     const sent =
       message.role === "tool"
         ? { role: "tool" as const, results: message.results.map(this.measure.forModel) }
@@ -77,17 +98,20 @@ export class ContextHistory {
 
   /** The usage of the call whose answer is the next assistant message pushed: reported once it is. */
   answered(usage: Usage): void {
+    this.#reclaim();
     this.#answered = usage;
   }
 
   /** The provider's usage of the call that wrote the last message: its count of everything through it. */
   report(usage: Usage): void {
+    this.#reclaim();
     const tokens = usage.input_tokens + usage.output_tokens;
     if (tokens > 0) this.#reported = { tokens, estimated: this.#tokens };
   }
 
   /** The conversation's tokens with `overhead` (system prompt and tools), and with `extra` messages after it. */
   tokens(overhead: number, extra: readonly ConversationMessage[] = []): number {
+    this.#reclaim();
     let more = 0;
     for (const message of extra) more += messageTokens(this.measure.counter, message);
     const reported = this.#reported;
@@ -96,21 +120,25 @@ export class ContextHistory {
   }
 
   entries(): readonly HistoryEntry[] {
+    this.#reclaim();
     return this.#entries;
   }
 
   /** The conversation as the model is sent it; it changes as the history does, so read it, keep a copy. */
   messages(): readonly ConversationMessage[] {
+    this.#reclaim();
     return this.#messages;
   }
 
   /** Every model step the conversation holds, those a summary replaced included. */
   steps(): number {
+    this.#reclaim();
     return this.#steps;
   }
 
   /** Replace every message up to the compaction's `through_seq` by its summary. */
   compact(data: ContextCompactedData): void {
+    this.#reclaim();
     const cut = this.#entries.findIndex((entry) => entry.seq > data.through_seq);
     const end = cut === -1 ? this.#entries.length : cut;
     let steps = 0;
@@ -128,19 +156,31 @@ export class ContextHistory {
     // the provider's count covered what is gone: from here on the estimate stands alone
     this.#reported = undefined;
   }
-}
 
-/**
- * A copy of `items` with room for a turn's messages after them. A copy made to fit exactly is
- * reallocated by the first push, and V8 reallocates an array of more than about 16,000 entries
- * (a large object) slowly: that one push cost 0.7 ms at each turn start of a long session, against
- * a few µs for a copy made with room (BENCHMARKS.md, "Turn start of a long session").
- */
-function withRoom<T>(items: readonly T[]): T[] {
-  const copy = items.concat(ROOM as readonly T[]);
-  // capacity stays: V8 shrinks an array's store only when more than half of it is cut
-  copy.length = items.length;
-  return copy;
+  /**
+   * Before this history is used: fail if it is a copy whose arrays were taken back, and take back
+   * its own from the copy it lent them to, if any.
+   */
+  #reclaim(): void {
+    if (this.#revoked) {
+      throw new Error("a turn's copy of the conversation was used after the session's next turn start");
+    }
+    const lent = this.#lent;
+    if (!lent) return;
+    this.#lent = undefined;
+    lent.copy.#revoke();
+    // a copy that compacted made arrays of its own: then these hold only this history's
+    this.#entries.length = lent.length;
+    this.#messages.length = lent.length;
+  }
+
+  /** No more use of this copy, nor of any copy made of it: they share its arrays. */
+  #revoke(): void {
+    this.#revoked = true;
+    const lent = this.#lent;
+    this.#lent = undefined;
+    if (lent) lent.copy.#revoke();
+  }
 }
 
 /** What the model reads in place of the turns a compaction replaced. */

@@ -62,7 +62,10 @@ export class ConversationFold {
     }
   }
 
-  /** The conversation so far, as a copy: the caller may add to it. */
+  /**
+   * The conversation so far, as a copy the caller may add to until it releases it or asks for the
+   * next one (`ContextHistory.copy`).
+   */
   history(): ContextHistory {
     const history = this.#history.copy();
     const pending = this.#pending;

@@ -28,7 +28,7 @@ export class Conversations {
     private readonly kept: ConversationsLimits = KEPT,
   ) {}
 
-  /** The session's conversation, as a copy to add a turn to. */
+  /** The session's conversation, as a copy to add a turn to, released when the turn ends. */
   async of(sessionId: string, measure: ContextMeasure): Promise<ContextHistory> {
     const kept = this.#take(sessionId);
     // folded for another tokenizer (the session's model entry changed): fold again

@@ -720,6 +720,7 @@ export class TurnSupervisor {
       throw error;
     } finally {
       endTurnSpan(span, end);
+      history.release();
     }
     metrics.turns.inc({ end });
     metrics.turnSeconds.observe({ end }, (performance.now() - began) / 1000);
