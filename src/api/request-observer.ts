@@ -3,10 +3,14 @@ import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { parseTraceparent } from "../telemetry/trace-context.js";
 
-/** The trace id of the client's `traceparent`, as a log line's field, when it sent one. */
-export function clientTrace(req: IncomingMessage): { trace_id?: string } {
+/**
+ * The trace and span ids of the client's `traceparent`, as a log line's fields, when it sent one:
+ * the request runs inside the client's span, so its line names that span, as a turn's lines name
+ * the turn's.
+ */
+export function clientTrace(req: IncomingMessage): { trace_id?: string; span_id?: string } {
   const trace = parseTraceparent(req.headers.traceparent);
-  return trace ? { trace_id: trace.traceId } : {};
+  return trace ? { trace_id: trace.traceId, span_id: trace.spanId } : {};
 }
 
 /**

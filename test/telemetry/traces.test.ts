@@ -23,6 +23,11 @@ beforeAll(async () => {
   service = await startToolService({
     "/lookup": (call, res) => sendJson(res, textResult(`found ${JSON.stringify(call.body.arguments)}`)),
     "/broken": (_call, res) => sendJson(res, { message: "it broke" }, 500),
+    "/refused": (_call, res) => sendJson(res, { message: "no such thing" }, 404),
+    // the request arrived whole, then the connection goes: the tool may have run
+    "/dropped": (_call, res) => {
+      res.socket?.destroy();
+    },
   });
   const binding = (name: string) => ({
     name,
@@ -34,7 +39,7 @@ beforeAll(async () => {
   });
   brain = await startBrain(
     {
-      tools: [binding("lookup"), binding("broken")],
+      tools: ["lookup", "broken", "refused", "dropped"].map(binding),
       models: [
         { name: "default", provider: "scripted" },
         {
@@ -160,6 +165,7 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
     const [broken] = byName("broken");
     expect(broken?.attributes).toMatchObject({
       "brain.tool.outcome": "http_status",
+      "brain.tool.unknown_outcome": true,
       "error.type": "http_status",
       "http.response.status_code": 500,
       "brain.tool.response_bytes": Buffer.byteLength(JSON.stringify({ message: "it broke" })),
@@ -197,14 +203,19 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
     expect(brain.logs()).not.toContain(COLLECTOR_KEY);
   });
 
-  it("logs each request with the client's trace id", () => {
+  it("logs each request with the client's trace and span ids", () => {
     const lines = brain
       .logs()
       .split("\n")
       .filter((line) => line.includes('"msg":"request"'))
       .map((line) => JSON.parse(line));
     expect(lines).toContainEqual(
-      expect.objectContaining({ route: "/sessions/{id}/messages", status: 202, trace_id: CLIENT_TRACE }),
+      expect.objectContaining({
+        route: "/sessions/{id}/messages",
+        status: 202,
+        trace_id: CLIENT_TRACE,
+        span_id: CLIENT_SPAN,
+      }),
     );
   });
 
@@ -220,6 +231,55 @@ describe("a turn's trace, exported over OTLP/HTTP", () => {
     expect(exported?.name).toBe("turn");
     expect(exported?.traceId).toBe(traceId);
     expect(exported?.parentSpanId).toBeUndefined();
+  });
+});
+
+describe("a tool call's span says whether the tool may have run", () => {
+  let calls: Map<string, ReceivedSpan>;
+
+  beforeAll(async () => {
+    const client = brain.client();
+    const session = await client.createSession({
+      tools: ["lookup", "refused", "dropped"],
+      script: [
+        {
+          tool_calls: [
+            { name: "lookup", arguments: {} },
+            { name: "refused", arguments: {} },
+            { name: "dropped", arguments: {} },
+          ],
+        },
+        { text: "done" },
+      ],
+    });
+    const events = await runTurn(client, session.id, "try them all");
+    const turnSpan = String(ofType(events, "turn.started")[0]?.data.traceparent).split("-")[2];
+    const isCall = (span: ReceivedSpan) =>
+      span.parentSpanId === turnSpan && span.name.startsWith("execute_tool ");
+    const spans = await receiver.waitFor((all) => all.filter(isCall).length === 3);
+    calls = new Map(spans.filter(isCall).map((span) => [span.name.slice("execute_tool ".length), span]));
+  });
+
+  it("true for a connection lost after the request was sent", () => {
+    expect(calls.get("dropped")?.attributes).toMatchObject({
+      "brain.tool.outcome": "connection_lost",
+      "brain.tool.unknown_outcome": true,
+      "error.type": "connection_lost",
+    });
+    expect(calls.get("dropped")?.status.code).toBe(2);
+  });
+
+  it("false for a call the service refused with a 4xx", () => {
+    expect(calls.get("refused")?.attributes).toMatchObject({
+      "brain.tool.outcome": "http_status",
+      "brain.tool.unknown_outcome": false,
+      "http.response.status_code": 404,
+    });
+  });
+
+  it("absent for the service's own result, which has no unknown_outcome", () => {
+    expect(calls.get("lookup")?.attributes["brain.tool.outcome"]).toBe("ok");
+    expect(calls.get("lookup")?.attributes).not.toHaveProperty(["brain.tool.unknown_outcome"]);
   });
 });
 
