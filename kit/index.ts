@@ -15,6 +15,7 @@ export {
   InspectionError,
   type SessionInspector,
 } from "./inspection.js";
+export { createServiceLogger } from "./logger.js";
 export { manifestOf } from "./manifest.js";
 export { errorResult, OutcomeUnknown, ToolError, textResult } from "./result.js";
 export { type ExtraRoutes, type RunningService, type ServeOptions, serve } from "./service.js";

@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import { AnsweredCalls } from "./answered-calls.js";
 import { bearerAuth } from "./auth.js";
 import { handleToolCall } from "./call.js";
 import { sendError, sendJson, sendUnauthorized } from "./http.js";
+import { createServiceLogger } from "./logger.js";
 import { manifestOf } from "./manifest.js";
 import type { Tool } from "./tool.js";
 
@@ -62,7 +63,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   let tools = toolsByName(options.tools);
   let manifest = manifestOf(tools.values());
   const authorized = bearerAuth(options.token);
-  const logger = options.logger ?? pino({ base: { service: options.name ?? "tool-service" } });
+  const logger = options.logger ?? createServiceLogger(options.name ?? "tool-service");
   const stopping = new AbortController();
   const inFlight = new Set<Promise<void>>();
   const callOptions = {

@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger } from "pino";
-import { type RunningService, serve } from "../../kit/index.js";
+import { createServiceLogger, type RunningService, serve } from "../../kit/index.js";
 import { ApprovalStore } from "./approvals.js";
 import { askApprovalTool } from "./ask-approval.js";
 import type { LocalToolsConfig } from "./config.js";
@@ -19,8 +19,9 @@ export async function startLocalTools(
   config: LocalToolsConfig,
   destination?: DestinationStream,
 ): Promise<RunningLocalTools> {
-  const logger = pino(
-    { level: config.logLevel, base: { service: "local-tools" } },
+  const logger = createServiceLogger(
+    "local-tools",
+    config.logLevel,
     destination ?? pino.destination({ dest: 1, sync: false }),
   );
   const store = new ApprovalStore(config.storePath);

@@ -1,5 +1,5 @@
-import pino, { type Logger } from "pino";
-import { type RunningService, serve, type Tool } from "../../kit/index.js";
+import type { Logger } from "pino";
+import { createServiceLogger, type RunningService, serve, type Tool } from "../../kit/index.js";
 import { bridgedTool } from "./bridged-tool.js";
 import type { McpBridgeConfig } from "./config.js";
 import { describe } from "./connection.js";
@@ -25,7 +25,7 @@ export async function startMcpBridge(
   config: McpBridgeConfig,
   options: { logger?: Logger } = {},
 ): Promise<RunningMcpBridge> {
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: "mcp-bridge" } });
+  const logger = options.logger ?? createServiceLogger("mcp-bridge", config.logLevel);
   let service: RunningService | undefined;
   const pools = new Map<string, ServerPool>();
   const served = (): Tool[] => {

@@ -1,5 +1,5 @@
-import pino, { type Logger } from "pino";
-import { serve } from "../../kit/index.js";
+import type { Logger } from "pino";
+import { createServiceLogger, serve } from "../../kit/index.js";
 import type { Limits, SandboxConfig } from "./config.js";
 import { Sandbox } from "./sandbox.js";
 import { sandboxTools } from "./tools.js";
@@ -30,7 +30,7 @@ export async function startSandboxService(
   config: SandboxConfig,
   options: { logger?: Logger } = {},
 ): Promise<RunningSandboxService> {
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: "sandbox" } });
+  const logger = options.logger ?? createServiceLogger("sandbox", config.logLevel);
   const sandbox = await Sandbox.open(config, logger);
   let service: Awaited<ReturnType<typeof serve>>;
   try {

@@ -1,5 +1,5 @@
-import pino, { type Logger } from "pino";
-import { serve } from "../../kit/index.js";
+import type { Logger } from "pino";
+import { createServiceLogger, serve } from "../../kit/index.js";
 import type { StorageBackend } from "./backend.js";
 import type { BackendConfig, StorageConfig } from "./config.js";
 import { FilesystemBackend } from "./fs-backend.js";
@@ -39,7 +39,7 @@ export async function startStorageService(
   config: StorageConfig,
   options: { logger?: Logger } = {},
 ): Promise<RunningStorageService> {
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: "storage" } });
+  const logger = options.logger ?? createServiceLogger("storage", config.logLevel);
   const backend = await openBackend(config.backend);
   const storage = new Storage(backend, config.limits);
   const tools = storageTools(storage, config.scope);

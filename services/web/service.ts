@@ -1,6 +1,6 @@
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import { Agent } from "undici";
-import { serve } from "../../kit/index.js";
+import { createServiceLogger, serve } from "../../kit/index.js";
 import { HostList } from "./address-policy.js";
 import { ResultCache } from "./cache.js";
 import type { SearchConfig, WebConfig } from "./config.js";
@@ -37,7 +37,7 @@ export async function startWebService(
   config: WebConfig,
   options: { logger?: Logger } = {},
 ): Promise<RunningWebService> {
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: "web" } });
+  const logger = options.logger ?? createServiceLogger("web", config.logLevel);
   const pages = guardedAgent(
     { allow: new HostList(config.hosts.allow), deny: new HostList(config.hosts.deny) },
     config.fetch.connectTimeoutMs,
