@@ -64,7 +64,7 @@ export function createMetrics() {
     ),
     turns: new Counter({
       name: "brain_turns_total",
-      help: "Turns by how they ended.",
+      help: "Turns by how they ended: completed, interrupted, failed (a turn ended after its Brain stopped among them) or crashed.",
       labelNames: ["end"] as const,
       registers: [registry],
     }),
@@ -88,7 +88,7 @@ export function createMetrics() {
     }),
     turnSeconds: new Histogram({
       name: "brain_turn_duration_seconds",
-      help: "Turn wall time in this process, by how it ended (a turn picked up after a restart counts from then).",
+      help: "Turn wall time by how it ended: from its start, or for a turn picked up waiting for approval, from then.",
       labelNames: ["end"] as const,
       buckets: [0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600],
       registers: [registry],

@@ -62,11 +62,13 @@ export interface TurnSupervisorDeps {
 interface Stranding {
   call: string;
   turn: { code: TurnFailureCode; message: string };
+  end: CountedTurnEnd;
 }
 
 const OWNER_GONE: Stranding = {
   call: "Brain stopped while the call was out",
   turn: { code: "brain_restarted", message: "Brain stopped during the turn" },
+  end: "failed",
 };
 
 const PAGE = 1000;
@@ -457,6 +459,7 @@ export class TurnSupervisor {
       { expectStatus: ["running"] },
     );
     endTurnSpan(span, "failed", why.turn.code);
+    countTurnEnd(this.deps.metrics, why.end, secondsSinceStarted(events));
     return { unanswered: results.length, next, span };
   }
 
@@ -650,6 +653,7 @@ export class TurnSupervisor {
         "idle",
       );
       endTurnSpan(span, "failed", "unknown_model");
+      countTurnEnd(metrics, "failed", (performance.now() - began) / 1000);
       return next;
     }
     const tools = new Map<string, ToolBinding>();
@@ -722,8 +726,7 @@ export class TurnSupervisor {
       endTurnSpan(span, end);
       history.release();
     }
-    metrics.turns.inc({ end });
-    metrics.turnSeconds.observe({ end }, (performance.now() - began) / 1000);
+    countTurnEnd(metrics, end, (performance.now() - began) / 1000);
     return next;
   }
 
@@ -790,12 +793,37 @@ function crashed(error: unknown): Stranding {
     return {
       call: "Brain's store could not be reached while the call was out",
       turn: { code: "store_unavailable", message: "the store could not be reached; the turn stopped" },
+      end: "crashed",
     };
   }
   return {
     call: "Brain's turn stopped on an internal error while the call was out",
     turn: { code: "internal_error", message: "the turn stopped on an internal error; Brain's log has it" },
+    end: "crashed",
   };
+}
+
+/**
+ * How a turn ended, for brain_turns_total and brain_turn_duration_seconds: counted where its end is
+ * written to the log, and only there, so a turn counts once wherever it ends (a crashed turn whose
+ * end could not be written counts on the Brain that writes it). A turn left waiting for approval
+ * has not ended: its next owner counts it.
+ */
+type CountedTurnEnd = Exclude<TurnRunEnd, "left_waiting">;
+
+function countTurnEnd(metrics: Metrics, end: CountedTurnEnd, seconds: number | undefined): void {
+  metrics.turns.inc({ end });
+  if (seconds !== undefined) metrics.turnSeconds.observe({ end }, seconds);
+}
+
+/**
+ * Seconds since the session's last turn started, by its `turn.started`: a stranded turn's wall
+ * time, whose start the Brain that ends it did not see. None where the log holds no such event.
+ */
+function secondsSinceStarted(events: readonly StoredEvent[]): number | undefined {
+  const started = events.findLast((event) => event.type === "turn.started");
+  // another instance's clock may have written `at`: never a negative time
+  return started && Math.max(0, (Date.now() - Date.parse(started.at)) / 1000);
 }
 
 /** The labels of a model entry's calls: its name, its provider, and the provider's model. */

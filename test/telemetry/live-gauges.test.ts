@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it, type TestOptions } from "vitest";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { needs } from "../helpers/host-needs.js";
+import { metricSample } from "../helpers/metrics.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { waitForEvents } from "../helpers/turns.js";
 
-/** A gauge's value on the Brain's /metrics now. */
+/** A gauge's value on the Brain's /metrics now; NaN when it has none, which no expectation meets. */
 async function gauge(brain: TestBrain, name: string): Promise<number> {
-  const text = await (await fetch(`${brain.url}/metrics`)).text();
-  const line = text.split("\n").find((candidate) => candidate.startsWith(`${name} `));
-  return Number(line?.split(" ")[1]);
+  return (await metricSample(brain, name)) ?? Number.NaN;
 }
 
 /**
