@@ -355,12 +355,17 @@ function tracingFigures(
     value,
     unit: "ms",
     reference: { name: "no export", value: addedOff },
+  });
+  // a collector that cannot take spans slows no turn; one that takes them costs the SDK's work of
+  // recording four spans a call, which sampling bounds (README, "What a trace costs")
+  const unslowed = (name: string, value: number): Figure => ({
+    ...figure(name, value),
     target: { text: "≤ 1.05×", met: value <= addedOff * 1.05 },
   });
   return [
     figure("added latency p50, traces exported", addedTraced),
-    figure("added latency p50, collector down", addedDown),
-    figure("added latency p50, collector 500", addedFailing),
+    unslowed("added latency p50, collector down", addedDown),
+    unslowed("added latency p50, collector 500", addedFailing),
     versus("tool call p99, traces exported", tracedP99, "no export", offP99),
   ];
 }
