@@ -48,7 +48,7 @@ describe("ContextHistory.copy", () => {
     expect(next.messages()).toHaveLength(6);
     expect(next.steps()).toBe(0);
     // the turn before reads and adds to them no more
-    expect(() => turn.messages()).toThrow(/used after the session's next turn start/);
+    expect(() => turn.messages()).toThrow(/used after its turn ended or the session's next turn began/);
     expect(() => turn.push(step(1))).toThrow(/used after/);
     expect(() => turn.tokens(0)).toThrow(/used after/);
     expect(next.messages()).toHaveLength(6);

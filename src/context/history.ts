@@ -163,7 +163,9 @@ export class ContextHistory {
    */
   #reclaim(): void {
     if (this.#revoked) {
-      throw new Error("a turn's copy of the conversation was used after the session's next turn start");
+      throw new Error(
+        "a turn's copy of the conversation was used after its turn ended or the session's next turn began",
+      );
     }
     const lent = this.#lent;
     if (!lent) return;
