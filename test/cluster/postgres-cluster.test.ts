@@ -13,13 +13,7 @@ let service: ToolService;
 let release: () => void = () => {};
 const brains: BrainProcess[] = [];
 
-const binding = (name: string) => ({
-  name,
-  description: name,
-  input_schema: { type: "object" },
-  url: service.at(`/${name}`),
-  tenants: ["acme"],
-});
+const binding = (name: string) => service.binding(name);
 
 /** Start one more instance of the cluster on the shared database and keys. */
 async function startInstance(keys: BrainProcess["keys"]): Promise<BrainProcess> {

@@ -8,13 +8,7 @@ let service: ToolService;
 let brain: TestBrain;
 let client: BrainClient;
 
-const binding = (name: string) => ({
-  name,
-  description: name,
-  input_schema: { type: "object" },
-  url: service.at(`/${name}`),
-  tenants: ["acme"],
-});
+const binding = (name: string) => service.binding(name);
 
 beforeAll(async () => {
   service = await startToolService({

@@ -17,10 +17,22 @@ export type ToolRoute = (
   req: IncomingMessage,
 ) => void | Promise<void>;
 
+/** A tool as the host config declares it. */
+export interface ToolBindingConfig {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+  url: string;
+  tenants: string[];
+  [field: string]: unknown;
+}
+
 export interface ToolService {
   url: string;
   /** The binding URL of a route. */
   at: (path: string) => string;
+  /** A host-config tool named `name`, bound to the route `/name`, for tenant acme; `extra` adds to it. */
+  binding: (name: string, extra?: Record<string, unknown>) => ToolBindingConfig;
   calls: ReceivedCall[];
   close: () => Promise<void>;
 }
@@ -60,6 +72,14 @@ export async function startToolService(routes: Record<string, ToolRoute>): Promi
   return {
     url,
     at: (path) => `${url}${path}`,
+    binding: (name, extra) => ({
+      name,
+      description: name,
+      input_schema: { type: "object" },
+      url: `${url}/${name}`,
+      tenants: ["acme"],
+      ...extra,
+    }),
     calls,
     close: async () => {
       for (const socket of sockets) socket.destroy();

@@ -29,14 +29,7 @@ beforeAll(async () => {
       res.socket?.destroy();
     },
   });
-  const binding = (name: string) => ({
-    name,
-    description: name,
-    input_schema: { type: "object" },
-    url: service.at(`/${name}`),
-    token_env: "TOOL_TOKEN",
-    tenants: ["acme"],
-  });
+  const binding = (name: string) => service.binding(name, { token_env: "TOOL_TOKEN" });
   brain = await startBrain(
     {
       tools: ["lookup", "broken", "refused", "dropped"].map(binding),

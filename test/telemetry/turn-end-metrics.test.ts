@@ -73,13 +73,7 @@ afterAll(async () => {
   await service?.close();
 });
 
-const binding = (name: string) => ({
-  name,
-  description: name,
-  input_schema: { type: "object" },
-  url: service.at(`/${name}`),
-  tenants: ["acme"],
-});
+const binding = (name: string) => service.binding(name);
 
 /** A SQLite file for Brains that run on it one after the other, removed after the test. */
 function sharedStore(): { kind: "sqlite"; path: string } {
