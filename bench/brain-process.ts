@@ -16,9 +16,9 @@ export interface BenchBrain {
   stop: () => Promise<void>;
 }
 
-/** The binding of the example echo service, as examples/brain.json declares it (run from dist/bench/). */
-export function echoBinding(echoUrl: string) {
-  const example = JSON.parse(readFileSync(new URL("../../examples/brain.json", import.meta.url), "utf8"));
+/** The binding of the example echo service, as the repository's examples/brain.json declares it. */
+function echoBinding(root: string, echoUrl: string) {
+  const example = JSON.parse(readFileSync(join(root, "examples/brain.json"), "utf8"));
   return {
     ...example.tools[0],
     url: `${echoUrl}/tools/echo`,
@@ -26,6 +26,12 @@ export function echoBinding(echoUrl: string) {
     tenants: ["bench"],
   };
 }
+
+/**
+ * The floor under Brain's CPU per call, run by the harness as a Brain: the I/O a call needs for
+ * Brain's guarantees and nothing else (bench/floor-server.ts).
+ */
+export const FLOOR_ENTRY = "dist/bench/floor-server.js";
 
 /** A step of the scripted model that makes one echo call. */
 export const ECHO_STEP: ScriptedStep = { tool_calls: [{ name: "echo", arguments: { text: "hello" } }] };
@@ -51,6 +57,8 @@ export async function startBrainProcess(
     env?: Record<string, string>;
     /** Run the Brain built here rather than the one --brain or the working tree names. */
     root?: string | undefined;
+    /** The script to run instead of the `brain` command: the floor server (bench/floor-server.ts). */
+    entry?: string;
   },
 ): Promise<BenchBrain> {
   const dir = mkdtempSync(join(tmpdir(), "brain-bench-"));
@@ -64,15 +72,16 @@ export async function startBrainProcess(
     store,
     tenants: [{ id: "bench", api_key_env: "BENCH_API_KEY" }],
     models: [{ name: "default", provider: "scripted", script: setup.script }],
-    tools: [echoBinding(setup.echoUrl)],
+    tools: [echoBinding(context.root, setup.echoUrl)],
     limits: { max_steps_per_turn: 1000 },
   };
   const configPath = join(dir, "brain.json");
   writeFileSync(configPath, JSON.stringify(config));
   const profDir = context.options.cpuProfDir;
+  // a Brain that fails to start leaves no directory behind
   const brain = await startNode({
     root: setup.root ?? context.options.brainRoot ?? context.root,
-    args: ["dist/src/cli/main.js", "-config", configPath],
+    args: [setup.entry ?? "dist/src/cli/main.js", "-config", configPath],
     env: {
       BENCH_API_KEY: key,
       BRAIN_TOOLS_KEY: setup.toolsKey,
@@ -87,6 +96,9 @@ export async function startBrainProcess(
         : []),
     ],
     ready: brainUrl,
+  }).catch((error: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
   });
   return {
     url: brain.ready,

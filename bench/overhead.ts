@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Agent } from "undici";
 import type { ScriptedStep } from "../protocol/script.js";
 import { createSession, sendMessage } from "./api.js";
-import { type BenchBrain, ECHO_STEP, startBrainProcess } from "./brain-process.js";
+import { type BenchBrain, ECHO_STEP, FLOOR_ENTRY, startBrainProcess } from "./brain-process.js";
 import { watchEvents } from "./event-stream.js";
 import { mcpClient } from "./mcp-peer.js";
 import { startEchoService, startNode } from "./processes.js";
@@ -69,6 +69,7 @@ export const run: Benchmark = async (context) => {
       ]
     : [
         { name: "brain", label: "overhead", env: {} },
+        { name: "floor", label: "overhead-floor", env: {}, root: context.root, entry: FLOOR_ENTRY },
         { name: "traced", label: "overhead-traced", env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.ready } },
         { name: "down", label: "overhead-collector-down", env: { OTEL_EXPORTER_OTLP_ENDPOINT: down.ready } },
         {
@@ -77,7 +78,7 @@ export const run: Benchmark = async (context) => {
           env: { OTEL_EXPORTER_OTLP_ENDPOINT: failing.ready },
         },
       ];
-  const startBrain = ({ label, env, root }: BrainSpec, set: number) =>
+  const startBrain = ({ label, env, root, entry }: BrainSpec, set: number) =>
     startBrainProcess(context, {
       // each set's profiles apart
       name: sets > 1 ? `${label}-set${set}` : label,
@@ -86,6 +87,7 @@ export const run: Benchmark = async (context) => {
       script,
       env,
       root,
+      ...(entry && { entry }),
     });
   const raw = rawClient(echo.ready, "/tools/echo", token);
   const mcp = mcpClient(mcpServer.ready);
@@ -118,6 +120,7 @@ interface BrainSpec {
   label: string;
   env: Record<string, string>;
   root?: string;
+  entry?: string;
 }
 
 /** What one set of Brain processes measured, with the raw and MCP calls of the same rounds. */
@@ -282,7 +285,23 @@ function report(
         summarize(all("traced")).p99,
       ),
     );
+    figures.push(
+      cpuFigure("CPU per call vs the floor", cpuMedianOf("brain"), "floor", cpuMedianOf("floor")),
+      cpuFigure(
+        "main-thread CPU per call vs the floor",
+        mainThreadCpuMedianOf("brain"),
+        "floor",
+        mainThreadCpuMedianOf("floor"),
+      ),
+      versus(
+        "added latency p50 vs the floor",
+        medianOf("brain", addedOf),
+        "floor",
+        medianOf("floor", addedOf),
+      ),
+    );
     notes.push(
+      `the floor (bench/floor-server.ts): only the I/O a call needs for Brain's guarantees (tool.call stored, the POST through undici, the answer parsed, tool.result stored, every event written to the SSE client), run and timed as the Brains are; CPU per call all threads / main thread ${cpuMedianOf("floor")} / ${mainThreadCpuMedianOf("floor")} µs; per set, Brain's CPU per call over the floor's ${ratios("brain", "floor", cpuOf)}, main thread ${ratios("brain", "floor", mainThreadCpuOf)}.`,
       `Brain's CPU per call (user + system, from /proc), all threads / main thread: ${cpuMedianOf("brain")} / ${mainThreadCpuMedianOf("brain")} µs; exporting traces ${cpuMedianOf("traced")} / ${mainThreadCpuMedianOf("traced")} µs; with the collector down ${cpuMedianOf("down")} / ${mainThreadCpuMedianOf("down")} µs; answering 500 ${cpuMedianOf("failing")} / ${mainThreadCpuMedianOf("failing")} µs.`,
       `per set, added latency p50 against no export: exported ${ratios("traced", "brain", addedOf)}; collector down ${ratios("down", "brain", addedOf)}; collector answering 500 ${ratios("failing", "brain", addedOf)}.`,
       "traces: the same Brain exporting every span (turn, model call, tool call, store append) over OTLP/HTTP to a collector's receiving end in its own process (bench/otlp-sink.ts), to a port nothing listens on (collector down), and to a receiving end that answers every export 500; all run side by side with the Brain that exports nothing, each round timing all four.",

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, Pool } from "undici";
 import type { ScriptedStep } from "../protocol/script.js";
 import { createSession, sendMessage } from "./api.js";
-import { type BenchBrain, ECHO_STEP, startBrainProcess } from "./brain-process.js";
+import { type BenchBrain, ECHO_STEP, FLOOR_ENTRY, startBrainProcess } from "./brain-process.js";
 import { type ArrivedEvent, watchEvents } from "./event-stream.js";
 import { startEchoService } from "./processes.js";
 import { type BenchContext, type Benchmark, versus } from "./section.js";
@@ -146,27 +146,37 @@ export const run: Benchmark = async (context) => {
   const warmupMs = Math.min(3000, durationSeconds * 200);
   const token = randomBytes(24).toString("base64url");
   const echo = await startEchoService(context.root, token);
-  const brain = await startBrainProcess(context, {
-    name: "throughput",
-    echoUrl: echo.ready,
-    toolsKey: token,
-    script: throughputScript(),
-  });
-  try {
-    const idleRss = brain.process.memory().rssBytes;
-    const measured = await measureTurns(context, [brain], {
-      count,
-      warmupMs,
-      durationMs: durationSeconds * 1000,
-      during: () => {
-        const before = cpuSnapshot(brain.process, echo);
-        const started = nowMs();
-        return () => cpuShares(before, cpuSnapshot(brain.process, echo), (nowMs() - started) / 1000);
-      },
+  const measure = async (name: string, entry?: string) => {
+    const brain = await startBrainProcess(context, {
+      name,
+      echoUrl: echo.ready,
+      toolsKey: token,
+      script: throughputScript(),
+      ...(entry && { entry, root: context.root }),
     });
-    const peakRss = brain.process.memory().peakRssBytes;
-    const cpu = measured.during as ReturnType<typeof cpuShares>;
-
+    try {
+      const idleRss = brain.process.memory().rssBytes;
+      const measured = await measureTurns(context, [brain], {
+        count,
+        warmupMs,
+        durationMs: durationSeconds * 1000,
+        during: () => {
+          const before = cpuSnapshot(brain.process, echo);
+          const started = nowMs();
+          return () => cpuShares(before, cpuSnapshot(brain.process, echo), (nowMs() - started) / 1000);
+        },
+      });
+      const peakRss = brain.process.memory().peakRssBytes;
+      return { ...measured, cpu: measured.during as ReturnType<typeof cpuShares>, idleRss, peakRss };
+    } finally {
+      await brain.stop();
+    }
+  };
+  try {
+    const measured = await measure("throughput");
+    const { cpu, idleRss, peakRss } = measured;
+    context.log(`throughput: the floor, the same I/O with nothing else (bench/floor-server.ts)`);
+    const floor = await measure("throughput-floor", FLOOR_ENTRY);
     context.log(`throughput: the raw limit, ${count} POSTs in flight for ${durationSeconds} s`);
     const raw = await rawThroughput(echo.ready, token, count, warmupMs, durationSeconds * 1000);
     return {
@@ -180,6 +190,12 @@ export const run: Benchmark = async (context) => {
           unit: "calls/s",
           reference: { name: "raw POSTs", value: raw.perSecond },
           target: { text: "≥ 5000/s", met: measured.perSecond >= 5000 },
+        },
+        {
+          name: "tool calls per second vs the floor",
+          value: measured.perSecond,
+          unit: "calls/s",
+          reference: { name: "floor", value: floor.perSecond },
         },
         versus("tool call latency p50", measured.latency.p50, "raw POST", raw.latency.p50),
         versus("tool call latency p99", measured.latency.p99, "raw POST", raw.latency.p99),
@@ -199,12 +215,13 @@ export const run: Benchmark = async (context) => {
       notes: [
         `${measured.calls} tool calls counted in ${measured.elapsed.toFixed(1)} s; raw: ${raw.requests} POSTs.`,
         `CPU used while counting, in cores: Brain ${cpu.brain} (its main thread ${cpu.brainMainThread}), echo service ${cpu.echo}, load generator ${cpu.generator} (of ${availableParallelism()}).`,
+        `the floor: ${floor.perSecond.toFixed(0)} calls/s (${(floor.perSecond / raw.perSecond).toFixed(2)}× the raw POSTs), ${floor.errors} errors, latency p50 ${floor.latency.p50.toFixed(1)} ms; in cores: the floor ${floor.cpu.brain} (main thread ${floor.cpu.brainMainThread}), echo service ${floor.cpu.echo}, load generator ${floor.cpu.generator}. It does only the I/O a call needs for Brain's guarantees (bench/floor-server.ts).`,
         "Latency: from the tool.call event to its tool.result event as an SSE client of the session sees them, so it includes Brain's queueing under load.",
         ...(measured.firstError ? [`first error: ${measured.firstError}`] : []),
       ],
     };
   } finally {
-    await Promise.allSettled([brain.stop(), echo.stop()]);
+    await echo.stop();
   }
 };
 
