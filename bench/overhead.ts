@@ -10,8 +10,12 @@ import { rawClient } from "./raw-post.js";
 import { type Benchmark, type Figure, versus } from "./section.js";
 import { median, summarize, timeEach } from "./stats.js";
 
-/** Enough for V8 to finish optimizing Brain's hot path: with 200, p50 came out 0.1 ms higher. */
-const WARMUP_CALLS = 2000;
+/**
+ * Enough for V8 to finish optimizing Brain's hot path: with 200, p50 came out 0.1 ms higher; with
+ * 2,000, V8's compiler threads were still optimizing Brain's turn loop in the measured rounds,
+ * 120–140 µs a call beside the main thread against 78 µs after 6,000 (the floor's: 55–60 either way).
+ */
+const WARMUP_CALLS = 6000;
 /** The warm-up's calls in turns of 500: a turn stops at 1000 model calls (see MAX_TOOL_STEPS). */
 const WARMUP_TURN_CALLS = 500;
 const WARMUP_TURNS = WARMUP_CALLS / WARMUP_TURN_CALLS;

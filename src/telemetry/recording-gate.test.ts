@@ -29,9 +29,9 @@ class AnsweredExporter implements SpanExporter {
 }
 
 /** The gate around a real batch processor: a batch leaves at two ended spans, four fill the queue. */
-function gated(pause: FailurePause = { firstMs: 1000, maxMs: 4000 }) {
+function gated(pause: FailurePause = { firstMs: 1000, maxMs: 4000 }, overdueMs = 500, probeSpans = 64) {
   const exporter = new AnsweredExporter();
-  const gate = new RecordingGate(4, pause);
+  const gate = new RecordingGate(4, pause, overdueMs, probeSpans);
   const processor = new BatchSpanProcessor(gate.exporter(exporter), {
     maxQueueSize: 4,
     maxExportBatchSize: 2,
@@ -123,5 +123,72 @@ describe("RecordingGate", () => {
     expect(gate.open).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     expect(gate.open).toBe(true);
+  });
+
+  it("closes while an export is unanswered past its time, as the exporter retries a collector that is down", async () => {
+    const { gate, exporter, end } = gated({ firstMs: 1000, maxMs: 4000 }, 500);
+    end(2);
+    await vi.advanceTimersByTimeAsync(499);
+    expect(gate.open).toBe(true);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(gate.open).toBe(false);
+    // answered at last: open again at once when it worked
+    await exporter.answer(ExportResultCode.SUCCESS);
+    expect(gate.open).toBe(true);
+    // an export answered in time never closes it
+    end(2);
+    await exporter.answer(ExportResultCode.SUCCESS);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(gate.open).toBe(true);
+    // and one that fails after its retries pauses from its answer on, as any failure does
+    end(2);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(gate.open).toBe(false);
+    await exporter.answer(ExportResultCode.FAILED);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(gate.open).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(gate.open).toBe(true);
+  });
+
+  it("after a pause records only a probe's spans until an export works again", async () => {
+    const { gate, exporter, end } = gated({ firstMs: 1000, maxMs: 4000 }, 500, 3);
+    end(2);
+    await exporter.answer(ExportResultCode.FAILED);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(gate.open).toBe(true);
+    end(2);
+    expect(gate.open).toBe(true);
+    end(1);
+    expect(gate.open).toBe(false);
+    // the probe failed too: a longer pause, then a probe's worth again
+    await exporter.answer(ExportResultCode.FAILED);
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(gate.open).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(gate.open).toBe(true);
+    end(3);
+    expect(gate.open).toBe(false);
+    // the collector is back: every span again, past the probe's count
+    await exporter.answer(ExportResultCode.SUCCESS);
+    expect(gate.open).toBe(true);
+    end(2);
+    await exporter.answer(ExportResultCode.SUCCESS);
+    end(2);
+    expect(gate.open).toBe(true);
+  });
+
+  it("drops a batch handed over during a pause without sending it", async () => {
+    const { gate, exporter, processor, end } = gated();
+    end(3);
+    expect(exporter.batches).toHaveLength(1);
+    await exporter.answer(ExportResultCode.FAILED);
+    expect(gate.open).toBe(false);
+    // the span recorded before the failure leaves the queue, but not for the collector
+    expect(await processor.forceFlush().catch(() => "failed")).toBe("failed");
+    expect(exporter.batches).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1000);
+    end(2);
+    expect(exporter.batches).toHaveLength(2);
   });
 });

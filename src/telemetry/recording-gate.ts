@@ -17,24 +17,42 @@ export interface FailurePause {
  *   takes it, whether that export works or not;
  * - an export failed (a collector that is down, or answers 500): no span is recorded for a
  *   pause (export-settings.ts: 5 s after a first failure), twice as long after each failure
- *   that follows, up to a most (30 s); an export that works ends the doubling. The next batch
- *   after a pause is the one that finds whether the collector is back.
+ *   that follows, up to a most (30 s); an export that works ends the doubling. After a pause
+ *   only `probeSpans` are recorded until an export works again: they are the batch that finds
+ *   whether the collector is back, and a collector still down costs a few spans a pause, not
+ *   every span of the seconds its exporter spends retrying. A batch the processor hands over
+ *   during a pause (spans recorded before the failure) is dropped, neither encoded nor sent;
+ * - an export is still unanswered after `overdueMs`: a collector answers a batch in
+ *   milliseconds, but the exporter retries a refused or timed-out connection for up to its
+ *   timeout (10 s) before it reports the failure, and every span recorded meanwhile would only
+ *   wait in the queue for the same collector. Closed until that export ends.
  */
 export class RecordingGate {
   #queued = 0;
+  /** Exports out for longer than `overdueMs`. */
+  #overdue = 0;
   #paused = false;
+  /** Since a failed export, until one works: spans recorded since the last pause ended. */
+  #probed: number | undefined;
   #nextPauseMs: number;
   #pauseTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly capacity: number,
     private readonly pause: FailurePause,
+    private readonly overdueMs = 1000,
+    private readonly probeSpans = 64,
   ) {
     this.#nextPauseMs = pause.firstMs;
   }
 
   get open(): boolean {
-    return !this.#paused && this.#queued < this.capacity;
+    return (
+      !this.#paused &&
+      this.#overdue === 0 &&
+      this.#queued < this.capacity &&
+      (this.#probed === undefined || this.#probed < this.probeSpans)
+    );
   }
 
   /** `inner`, the batch processor, with what joins its queue counted. */
@@ -43,8 +61,10 @@ export class RecordingGate {
       onStart: (span, context) => inner.onStart(span, context),
       onEnd: (span) => {
         // before the processor, which may export a batch from inside onEnd
-        if (span.spanContext().traceFlags & TraceFlags.SAMPLED && this.#queued < this.capacity)
+        if (span.spanContext().traceFlags & TraceFlags.SAMPLED && this.#queued < this.capacity) {
           this.#queued++;
+          if (this.#probed !== undefined) this.#probed++;
+        }
         inner.onEnd(span);
       },
       forceFlush: () => inner.forceFlush(),
@@ -57,7 +77,19 @@ export class RecordingGate {
     return {
       export: (spans, done) => {
         this.#queued -= spans.length;
+        // recorded before the collector failed: not worth encoding and retrying for it now
+        if (this.#paused) {
+          done({ code: ExportResultCode.FAILED, error: new Error("dropped: the collector failed lately") });
+          return;
+        }
+        let overdue = false;
+        const overdueTimer = setTimeout(() => {
+          overdue = true;
+          this.#overdue++;
+        }, this.overdueMs).unref();
         inner.export(spans, (result) => {
+          clearTimeout(overdueTimer);
+          if (overdue) this.#overdue--;
           this.#exported(result);
           done(result);
         });
@@ -73,6 +105,7 @@ export class RecordingGate {
   #exported(result: ExportResult): void {
     if (result.code === ExportResultCode.SUCCESS) {
       this.#nextPauseMs = this.pause.firstMs;
+      this.#probed = undefined;
       return;
     }
     // a batch that was already on its way when the pause began says nothing new
@@ -80,6 +113,7 @@ export class RecordingGate {
     this.#paused = true;
     this.#pauseTimer = setTimeout(() => {
       this.#paused = false;
+      this.#probed = 0;
     }, this.#nextPauseMs).unref();
     this.#nextPauseMs = Math.min(this.#nextPauseMs * 2, this.pause.maxMs);
   }
