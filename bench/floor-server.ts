@@ -93,13 +93,20 @@ async function runTurn(id: string, session: FloorSession): Promise<void> {
         }),
       });
       const answer = (await response.body.json()) as ResultObject;
-      const result = { is_error: answer.is_error === true, content: answer.content ?? [], duration_ms: 0 };
+      // an answer that is not a 200 is the service's failure, as Brain counts it
+      const failed = response.statusCode !== 200 || answer.is_error === true;
+      const result = { is_error: failed, content: answer.content ?? [], duration_ms: 0 };
       await append(id, session, [
         { type: "tool.result", data: { call_id: callId, name: call.name, ...result } },
       ]);
     }
   }
 }
+
+/** A request the floor could not carry out: a 500 with the reason, for the harness's error line. */
+const answerFailure = (response: ServerResponse) => (error: unknown) => {
+  response.writeHead(500, { "content-type": "text/plain" }).end(String(error));
+};
 
 const server = createServer((request, response) => {
   if (request.headers.authorization !== `Bearer ${apiKey}`) {
@@ -119,7 +126,7 @@ const server = createServer((request, response) => {
       .then(() => {
         sessions.set(created, { step: 0, streams: new Set() });
         response.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ id: created }));
-      });
+      }, answerFailure(response));
   } else if (request.method === "GET" && session && id && what === "events") {
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
     response.flushHeaders();
@@ -135,7 +142,7 @@ const server = createServer((request, response) => {
         void runTurn(id, session).catch((error: unknown) => {
           process.stderr.write(`floor: the turn of ${id} failed: ${String(error)}\n`);
         });
-      });
+      }, answerFailure(response));
     });
   } else {
     response.writeHead(404).end();
