@@ -10,7 +10,7 @@ export interface FailurePause {
 
 /**
  * Whether a span started now could reach the collector, so that Brain records only those
- * (tracing.ts): a turn pays for carrying its trace, not for spans nobody gets. Two things close it:
+ * (tracing.ts): a turn pays for carrying its trace, not for spans nobody gets. Three things close it:
  *
  * - the batch processor's queue is full, counted as the processor counts it: a sampled span joins
  *   at its end unless the queue is full (the processor drops it then), and leaves when an export
