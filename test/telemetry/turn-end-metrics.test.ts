@@ -88,14 +88,17 @@ async function started(...args: Parameters<typeof startBrain>): Promise<TestBrai
   return brain;
 }
 
+/** A session whose turn makes one echo call, then answers. */
+const ONE_ECHO_CALL = {
+  tools: ["echo"],
+  script: [{ tool_calls: [{ name: "echo", arguments: {} }] }, { text: "done" }],
+};
+
 describe("brain_turns_total and brain_turn_duration_seconds count each turn's end once", () => {
   it("counts a completed turn under completed", async () => {
     const brain = await started({ tools: [binding("echo")] });
     const client = brain.client();
-    const session = await client.createSession({
-      tools: ["echo"],
-      script: [{ tool_calls: [{ name: "echo", arguments: {} }] }, { text: "done" }],
-    });
+    const session = await client.createSession(ONE_ECHO_CALL);
     expect((await runTurn(client, session.id, "go")).at(-1)?.type).toBe("turn.completed");
     expect(await turnEnds(brain)).toEqual({
       completed: ONCE,
@@ -130,10 +133,7 @@ describe("brain_turns_total and brain_turn_duration_seconds count each turn's en
       { start: { openStore: (path) => new FullOnFirstResult(path) } },
     );
     const client = brain.client();
-    const session = await client.createSession({
-      tools: ["echo"],
-      script: [{ tool_calls: [{ name: "echo", arguments: {} }] }, { text: "done" }],
-    });
+    const session = await client.createSession(ONE_ECHO_CALL);
     const events = await runTurn(client, session.id, "go");
     expect(events.at(-1)).toMatchObject({ type: "turn.failed", data: { error: { code: "internal_error" } } });
     expect(await turnEnds(brain)).toEqual({
