@@ -7,7 +7,7 @@ import type { Span } from "../telemetry/tracing.js";
 import { CallAbort } from "./call-abort.js";
 import { ToolFailure } from "./outcome.js";
 import { type BodyRead, readToolResponse } from "./read-result.js";
-import { redactSecrets } from "./redact.js";
+import { redactResult, redactSecrets } from "./redact.js";
 import { RequestWrittenDispatcher } from "./request-written.js";
 
 export interface ToolCallRequest {
@@ -147,7 +147,7 @@ export class ToolDispatcher {
       // what was read of a body cut short too: a lost connection's count says how far it got
       if (read) request.span?.setAttribute("brain.tool.response_bytes", read.bytes);
     }
-    return redactSecrets(result, secrets);
+    return redactResult(result, secrets);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { REDACTED, redactedStart, redactSecrets } from "./redact.js";
+import { REDACTED, redactedStart, redactResult, redactSecrets } from "./redact.js";
 
 describe("redactSecrets", () => {
   it("returns the very value when no secret is in it", () => {
@@ -21,6 +21,36 @@ describe("redactSecrets", () => {
       },
     });
     expect(result.content[0]?.text).toBe("Bearer s3cret and s3cret again");
+  });
+});
+
+describe("redactResult", () => {
+  it("returns the very result when no secret is in it", () => {
+    const result = { is_error: false, content: [{ type: "text" as const, text: "fine" }] };
+    expect(redactResult(result, ["s3cret"])).toBe(result);
+  });
+
+  it("leaves the protocol's names alone when a secret is in them, so the result keeps its shape", () => {
+    // a short token is in the names of the result, of its items and of their type
+    const result = {
+      is_error: true,
+      content: [
+        { type: "text" as const, text: "the text" },
+        { type: "resource_link" as const, uri: "file:///text", name: "text" },
+      ],
+      structured_content: { text: ["text", 1] },
+      error: { code: "context_exceeded", message: "too much text" },
+    };
+    expect(redactResult(result, ["text"])).toEqual({
+      is_error: true,
+      content: [
+        { type: "text", text: `the ${REDACTED}` },
+        { type: "resource_link", uri: `file:///${REDACTED}`, name: REDACTED },
+      ],
+      structured_content: { [REDACTED]: [REDACTED, 1] },
+      error: { code: "context_exceeded", message: `too much ${REDACTED}` },
+    });
+    expect(result.content[0]?.text).toBe("the text");
   });
 });
 

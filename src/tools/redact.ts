@@ -1,3 +1,5 @@
+import type { ContentItem, ToolResult } from "../../protocol/result.js";
+
 export const REDACTED = "[redacted]";
 
 /**
@@ -9,6 +11,36 @@ export const REDACTED = "[redacted]";
 export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
   const present = secrets.filter((secret) => secret !== "" && holds(value, secret));
   return present.length === 0 ? value : (replaceIn(value, present) as T);
+}
+
+/**
+ * A call's result with every secret replaced in what the service wrote: its content items' text,
+ * data and fields, its structured_content (keys included), an error's message. The protocol's own
+ * names are left as they are, the keys of the result and of its content items, an item's `type`
+ * and an error's `code`: a secret that happens to be in one of them (a token such as "text") must
+ * not turn the result into one the protocol does not know. The very result when nothing is found.
+ * Pure.
+ */
+export function redactResult(result: ToolResult, secrets: readonly string[]): ToolResult {
+  const present = secrets.filter((secret) => secret !== "" && holds(result, secret));
+  if (present.length === 0) return result;
+  const redacted: ToolResult = {
+    ...result,
+    content: result.content.map((item) => redactItem(item, present)),
+  };
+  if (result.structured_content !== undefined)
+    redacted.structured_content = replaceIn(result.structured_content, present) as Record<string, unknown>;
+  if (result.error !== undefined)
+    redacted.error = { code: result.error.code, message: replaceIn(result.error.message, present) as string };
+  return redacted;
+}
+
+/** A content item with its fields' values redacted: every field but `type` is the service's text. */
+function redactItem(item: ContentItem, secrets: readonly string[]): ContentItem {
+  const redacted: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(item))
+    redacted[key] = key === "type" ? value : replaceIn(value, secrets);
+  return redacted as ContentItem;
 }
 
 /**

@@ -13,6 +13,8 @@ import {
 import { assertGapless, runTurn, waitForEvents } from "../helpers/turns.js";
 
 const TOOL_TOKEN = "tool-token-9f8e7d6c5b4a";
+/** A token an operator might pick, which is also a word of the protocol's result object. */
+const SHORT_TOKEN = "text";
 let service: ToolService;
 let brain: TestBrain;
 let client: BrainClient;
@@ -141,6 +143,7 @@ beforeAll(async () => {
       tools: [
         binding("echo", "/echo"),
         binding("echo_with_token", "/echo", { token_env: "TOOL_TOKEN" }),
+        binding("echo_with_short_token", "/echo", { token_env: "SHORT_TOKEN" }),
         binding("hang", "/hang"),
         binding("held", "/held"),
         binding("progress", "/progress"),
@@ -152,7 +155,7 @@ beforeAll(async () => {
         binding("progress_echo", "/progress-echo", { inspect_session: true, token_env: "TOOL_TOKEN" }),
       ],
     },
-    { env: { TOOL_TOKEN } },
+    { env: { TOOL_TOKEN, SHORT_TOKEN } },
   );
   client = brain.client();
 });
@@ -216,6 +219,16 @@ describe("the request", () => {
     const session = await client.createSession(oneCall("echo"));
     await runTurn(client, session.id, "go");
     expect(lastCall("/echo").headers.authorization).toBeUndefined();
+  });
+
+  it("has its token redacted from the result without unmaking it, when the token is one of the protocol's words", async () => {
+    const session = await client.createSession(oneCall("echo_with_short_token", { text: "some text" }));
+    const events = await runTurn(client, session.id, "go");
+    expect(events.find((event) => event.type === "tool.result")?.data).toMatchObject({
+      is_error: false,
+      content: [{ type: "text", text: '{"[redacted]":"some [redacted]"}' }],
+    });
+    expect(events.at(-1)?.type).toBe("turn.completed");
   });
 
   it("reuses keep-alive connections", async () => {
