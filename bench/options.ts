@@ -9,6 +9,8 @@ export interface BenchOptions {
   /** Throughput: concurrent sessions, and how long they run. */
   sessions: number;
   durationSeconds: number;
+  /** Throughput and PostgreSQL: echo calls in each turn. */
+  callsPerTurn: number;
   /** Fan-out: SSE clients on one session, and the messages whose events they time. */
   clients: number;
   messages: number;
@@ -30,6 +32,7 @@ const NUMBERS = {
   sets: { flag: "sets", fallback: 1, min: 1 },
   sessions: { flag: "sessions", fallback: 1000, min: 1 },
   durationSeconds: { flag: "duration", fallback: 20, min: 1 },
+  callsPerTurn: { flag: "calls-per-turn", fallback: 10, min: 1 },
   clients: { flag: "clients", fallback: 1000, min: 1 },
   messages: { flag: "messages", fallback: 100, min: 10 },
   idleSessions: { flag: "idle-sessions", fallback: 10_000, min: 100 },
@@ -47,6 +50,8 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
                          placement and JIT alone move a set by ±10%: use 3 or more for an A/B)
   --sessions N           throughput: concurrent sessions (default 1000)
   --duration SECONDS     throughput: how long they run (default 20)
+  --calls-per-turn N     throughput, postgres: echo calls in each turn (default 10; an agent's
+                         turns often make one or two, and a turn costs more than a call)
   --clients N            fan-out: SSE clients on one session (default 1000)
   --messages N           fan-out: messages whose events are timed (default 100)
   --idle-sessions N      memory: idle sessions held (default 10000)
@@ -64,8 +69,8 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   -h, --help             this text
 
 Each numeric option can also come from the environment: BENCH_CALLS, BENCH_SESSIONS,
-BENCH_SETS, BENCH_DURATION, BENCH_CLIENTS, BENCH_MESSAGES, BENCH_IDLE_SESSIONS, and
-BENCH_BRAIN_NODE_OPTIONS.`;
+BENCH_SETS, BENCH_DURATION, BENCH_CALLS_PER_TURN, BENCH_CLIENTS, BENCH_MESSAGES,
+BENCH_IDLE_SESSIONS, and BENCH_BRAIN_NODE_OPTIONS.`;
 
 export type ParsedOptions =
   | { ok: true; options: BenchOptions }
@@ -111,6 +116,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       sets: numbers.sets as number,
       sessions: numbers.sessions as number,
       durationSeconds: numbers.durationSeconds as number,
+      callsPerTurn: numbers.callsPerTurn as number,
       clients: numbers.clients as number,
       messages: numbers.messages as number,
       idleSessions: numbers.idleSessions as number,

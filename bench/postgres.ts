@@ -36,7 +36,7 @@ export const run: Benchmark = async (context) => {
       name,
       echoUrl: echo.ready,
       toolsKey: token,
-      script: throughputScript(),
+      script: throughputScript(context.options.callsPerTurn),
       ...(postgres && { postgres: { url: database.url, ...(leaseSeconds && { leaseSeconds }) } }),
       ...(key && { key }),
     });

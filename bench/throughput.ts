@@ -11,15 +11,16 @@ import { startEchoService } from "./processes.js";
 import { type BenchContext, type Benchmark, versus } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 
-/** Tool steps per turn: a message starts a turn of this many echo calls, one per step. */
-const CALLS_PER_TURN = 10;
 /** The scripted model's longest script; each session plays it from the start. */
 const SCRIPT_STEPS = 10_000;
 const MIB = 2 ** 20;
 
-/** The scripted model's script for the throughput runs: turns of CALLS_PER_TURN echo calls, over and over. */
-export function throughputScript(): ScriptedStep[] {
-  const turn: ScriptedStep[] = [...Array(CALLS_PER_TURN).fill(ECHO_STEP), { text: "done" }];
+/**
+ * The scripted model's script for the throughput runs: a message starts a turn of `callsPerTurn`
+ * echo calls, one a step, over and over.
+ */
+export function throughputScript(callsPerTurn: number): ScriptedStep[] {
+  const turn: ScriptedStep[] = [...Array(callsPerTurn).fill(ECHO_STEP), { text: "done" }];
   return Array.from({ length: Math.floor(SCRIPT_STEPS / turn.length) }, () => turn).flat();
 }
 
@@ -142,7 +143,7 @@ export async function measureTurns<T>(
  * the raw limit: as many undici POSTs in flight to the same echo service for the same time.
  */
 export const run: Benchmark = async (context) => {
-  const { sessions: count, durationSeconds } = context.options;
+  const { sessions: count, durationSeconds, callsPerTurn } = context.options;
   const warmupMs = Math.min(3000, durationSeconds * 200);
   const token = randomBytes(24).toString("base64url");
   const echo = await startEchoService(context.root, token);
@@ -151,7 +152,7 @@ export const run: Benchmark = async (context) => {
       name,
       echoUrl: echo.ready,
       toolsKey: token,
-      script: throughputScript(),
+      script: throughputScript(callsPerTurn),
       ...(entry && { entry, root: context.root }),
     });
     try {
@@ -182,7 +183,7 @@ export const run: Benchmark = async (context) => {
     return {
       id: "throughput",
       title: "Throughput (concurrent sessions, turns of echo calls, SQLite store)",
-      params: { sessions: count, duration_s: durationSeconds, calls_per_turn: CALLS_PER_TURN },
+      params: { sessions: count, duration_s: durationSeconds, calls_per_turn: callsPerTurn },
       figures: [
         {
           name: "tool calls per second",

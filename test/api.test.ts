@@ -606,6 +606,30 @@ describe("each request's log line and count", () => {
   });
 });
 
+describe("large sessions", () => {
+  it("cuts a listing page at about 8 MiB of configs, and pages on to every session", async () => {
+    // a Brain whose requests may carry a megabyte of metadata, as by default
+    const roomy = await startBrain({});
+    try {
+      const client = roomy.client();
+      const small: string[] = [];
+      for (let i = 0; i < 3; i++) small.push((await client.createSession()).id);
+      const pad = "x".repeat(1_000_000);
+      const big: string[] = [];
+      for (let i = 0; i < 9; i++) big.push((await client.createSession({ metadata: { pad } })).id);
+      const first = await client.listSessions({ limit: 100 });
+      // the ninth megabyte reaches the bound: the page ends there, short of its limit, with more to come
+      expect(first.sessions.map((s) => s.id)).toEqual(big.toReversed());
+      expect(first.next_cursor).toBe(big[0]);
+      const second = await client.listSessions({ limit: 100, cursor: first.next_cursor ?? "" });
+      expect(second.sessions.map((s) => s.id)).toEqual(small.toReversed());
+      expect(second.next_cursor).toBeNull();
+    } finally {
+      await roomy.stop();
+    }
+  });
+});
+
 describe("the client", () => {
   it("turns API errors into BrainApiError with the stable code", async () => {
     const error = await brain

@@ -198,7 +198,8 @@ export function createRoutes(deps: RouteDeps): Route[] {
       summary: "The caller's sessions, newest first, paged with next_cursor.",
       query: {
         limit: {
-          description: "Page size, 1 to 100 (default 20).",
+          description:
+            "Page size, 1 to 100 (default 20); fewer when their configs pass 8 MiB, so page on with next_cursor until it is null.",
           schema: { type: "integer", minimum: 1, maximum: 100 },
         },
         cursor: { description: "next_cursor of the previous page.", schema: { type: "string" } },

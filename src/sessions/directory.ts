@@ -16,6 +16,12 @@ export interface SessionDirectoryDeps {
 
 /** A close that keeps losing to new messages gives up after this many tries instead of going on. */
 const CLOSE_ATTEMPTS = 5;
+/**
+ * About how many bytes of sessions' configs a page of the listing holds at most, as a page of
+ * events is bounded: a config may hold up to a request body's worth of metadata, and a hundred of
+ * them would be a page of a hundred megabytes.
+ */
+export const LIST_PAGE_BYTES = 8 * 1024 * 1024;
 
 /** Sessions for every tenant: creating, finding, listing and closing them. */
 export class SessionDirectory {
@@ -82,9 +88,11 @@ export class SessionDirectory {
     limit: number,
     cursor?: string,
   ): Promise<{ sessions: SessionRecord[]; next_cursor: string | null }> {
-    const sessions = await this.deps.store.listSessions(tenantId, limit + 1, cursor);
+    const sessions = await this.deps.store.listSessions(tenantId, limit + 1, cursor, LIST_PAGE_BYTES);
     const page = sessions.slice(0, limit);
-    return { sessions: page, next_cursor: sessions.length > limit ? (page.at(-1)?.id ?? null) : null };
+    // a page its bytes cut short may have sessions after it: the client pages on to an empty one
+    const more = sessions.length > limit || configBytes(page) >= LIST_PAGE_BYTES;
+    return { sessions: page, next_cursor: more ? (page.at(-1)?.id ?? null) : null };
   }
 
   /** Stop the running turn, if any, then record `session.closed`; later writes are refused. */
@@ -109,4 +117,11 @@ export class SessionDirectory {
       "new turns kept starting while the session was being closed; try again",
     );
   }
+}
+
+/** The size of the sessions' configs as the store keeps them, JSON. */
+function configBytes(sessions: readonly SessionRecord[]): number {
+  let bytes = 0;
+  for (const session of sessions) bytes += JSON.stringify(session.config).length;
+  return bytes;
 }

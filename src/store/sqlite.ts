@@ -228,12 +228,25 @@ export class SqliteStore implements Store {
     return row && toSession(row);
   }
 
-  async listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]> {
+  async listSessions(
+    tenantId: string,
+    limit: number,
+    before?: string,
+    maxBytes = Number.POSITIVE_INFINITY,
+  ): Promise<SessionRecord[]> {
     const rows =
       before === undefined
-        ? this.#statements.listSessions.all(tenantId, limit)
-        : this.#statements.listSessionsBefore.all(tenantId, before, limit);
-    return rows.map(toSession);
+        ? this.#statements.listSessions.iterate(tenantId, limit)
+        : this.#statements.listSessionsBefore.iterate(tenantId, before, limit);
+    const sessions: SessionRecord[] = [];
+    let bytes = 0;
+    for (const row of rows) {
+      sessions.push(toSession(row));
+      bytes += row.config.length;
+      // ends the iteration, which resets the statement
+      if (bytes >= maxBytes) break;
+    }
+    return sessions;
   }
 
   async append(

@@ -55,8 +55,12 @@ export interface Store {
     first: NewEvent,
   ): Promise<{ session: SessionRecord; event: StoredEvent }>;
   getSession(id: string): Promise<SessionRecord | undefined>;
-  /** The tenant's sessions, newest first, strictly older than `before` when given. */
-  listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]>;
+  /**
+   * The tenant's sessions, newest first, strictly older than `before` when given: at most `limit`,
+   * and with `maxBytes` no more than it takes for their config JSON to reach `maxBytes` (at least
+   * one session, however large).
+   */
+  listSessions(tenantId: string, limit: number, before?: string, maxBytes?: number): Promise<SessionRecord[]>;
   append(sessionId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
   /** The seq of the session's last event, 0 when it has none or does not exist. */
   lastSeq(sessionId: string): Promise<number>;

@@ -30,7 +30,14 @@ describe("bench options", () => {
     const parsed = parseOptions([], {});
     expect(parsed).toMatchObject({
       ok: true,
-      options: { sets: 1, sessions: 1000, clients: 1000, idleSessions: 10_000, out: "bench/results.json" },
+      options: {
+        sets: 1,
+        sessions: 1000,
+        callsPerTurn: 10,
+        clients: 1000,
+        idleSessions: 10_000,
+        out: "bench/results.json",
+      },
     });
   });
 
@@ -39,10 +46,11 @@ describe("bench options", () => {
       BENCH_DURATION: "9",
       BENCH_CLIENTS: "10",
       BENCH_SETS: "5",
+      BENCH_CALLS_PER_TURN: "1",
     });
     expect(parsed).toMatchObject({
       ok: true,
-      options: { durationSeconds: 5, clients: 10, sets: 3, only: ["overhead", "fanout"] },
+      options: { durationSeconds: 5, clients: 10, sets: 3, callsPerTurn: 1, only: ["overhead", "fanout"] },
     });
   });
 

@@ -12,7 +12,8 @@ export function delayedStore(store: Store, maxDelayMs: number): Store {
   return {
     createSession: (session, first) => store.createSession(session, first),
     getSession: (id) => store.getSession(id),
-    listSessions: (tenantId, limit, before) => store.listSessions(tenantId, limit, before),
+    listSessions: (tenantId, limit, before, maxBytes) =>
+      store.listSessions(tenantId, limit, before, maxBytes),
     async append(
       sessionId: string,
       events: readonly NewEvent[],

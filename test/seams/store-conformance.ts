@@ -284,6 +284,11 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
       expect(first.map((session) => session.id)).toEqual([ids[4], ids[3], ids[2]]);
       const rest = await store.listSessions(tenant, 3, ids[2]);
       expect(rest.map((session) => session.id)).toEqual([ids[1], ids[0]]);
+      // each config is 58 bytes of JSON: 150 are reached by the third, and one session is always given
+      const ofIds = (sessions: readonly { id: string }[]) => sessions.map((session) => session.id);
+      expect(ofIds(await store.listSessions(tenant, 5, undefined, 150))).toEqual([ids[4], ids[3], ids[2]]);
+      expect(ofIds(await store.listSessions(tenant, 5, ids[3], 150))).toEqual([ids[2], ids[1], ids[0]]);
+      expect(ofIds(await store.listSessions(tenant, 5, undefined, 1))).toEqual([ids[4]]);
     });
 
     it("keeps every committed event and status across a restart", async () => {

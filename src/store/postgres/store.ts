@@ -109,17 +109,22 @@ export class PostgresStore implements Store {
     return rows[0] && toSession(rows[0]);
   }
 
-  async listSessions(tenantId: string, limit: number, before?: string): Promise<SessionRecord[]> {
-    const { rows } =
-      before === undefined
-        ? await this.#query<SessionRow>(
-            `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE tenant_id = $1 ORDER BY id DESC LIMIT $2`,
-            [tenantId, limit],
-          )
-        : await this.#query<SessionRow>(
-            `SELECT ${SESSION_COLUMNS} FROM brain_sessions WHERE tenant_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
-            [tenantId, before, limit],
-          );
+  async listSessions(
+    tenantId: string,
+    limit: number,
+    before?: string,
+    maxBytes?: number,
+  ): Promise<SessionRecord[]> {
+    const older = before === undefined ? "" : "AND id < $4";
+    // the bound is applied by the server, as a page of events' is: no more rows than reach it
+    const { rows } = await this.#query<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM (
+         SELECT ${SESSION_COLUMNS}, sum(length(config)) OVER (ORDER BY id DESC) - length(config) AS before
+         FROM (SELECT ${SESSION_COLUMNS} FROM brain_sessions
+               WHERE tenant_id = $1 ${older} ORDER BY id DESC LIMIT $2) page
+       ) counted WHERE $3::bigint IS NULL OR before < $3 ORDER BY id DESC`,
+      [tenantId, limit, maxBytes ?? null, ...(before === undefined ? [] : [before])],
+    );
     return rows.map(toSession);
   }
 
