@@ -23,6 +23,8 @@ export interface StartOptions {
   /** Environment for the proxy variables of tool and model calls; process.env by default. */
   env?: NodeJS.ProcessEnv;
   sseKeepAliveMs?: number;
+  /** How long an SSE client may read nothing of the history before it is dropped; 60 s by default. */
+  sseHistoryStallMs?: number;
   /**
    * Opens the embedded store instead of Brain's SqliteStore at the config's path (embedders, fault
    * tests); Brain closes it when it stops.
@@ -102,6 +104,7 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
       bus,
       metrics,
       sseKeepAliveMs: options.sseKeepAliveMs ?? 15_000,
+      sseHistoryStallMs: options.sseHistoryStallMs ?? 60_000,
     }),
   );
   const server = createApiServer({

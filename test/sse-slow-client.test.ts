@@ -110,3 +110,24 @@ it("bounds a page of events as JSON by its size, not only by its count", async (
   expect(first).toEqual(all.slice(0, first.length));
   assertGapless(all);
 });
+
+it("drops an SSE client that reads none of the history for the stall time, even with no live events", async () => {
+  const stalling = await startBrain({}, { start: { sseHistoryStallMs: 300 } });
+  try {
+    const client = stalling.client();
+    const session = await client.createSession();
+    // about 7 MB of history: more than the socket buffers hold, so the history waits on the client
+    const message = "z".repeat(900_000);
+    for (let turn = 0; turn < 4; turn++) await runTurn(client, session.id, message);
+    const stalled = stalledClient(stalling.url, stalling.keys.acme, session.id);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // reading now: what was buffered before the drop, a prefix of the history, and then the end
+    const received = await stalled.drain();
+    const stored = await readAll(client, session.id);
+    expect(received.length).toBeGreaterThan(0);
+    expect(received.length).toBeLessThan(stored.length);
+    expect(received).toEqual(stored.slice(0, received.length).map((event) => event.seq));
+  } finally {
+    await stalling.stop();
+  }
+});

@@ -15,9 +15,15 @@ export interface EventStreamOptions {
   keepAliveMs: number;
   /**
    * A client this far behind live events is dropped; it resumes with Last-Event-ID and loses
-   * nothing. The history is sent as fast as the client reads it, whatever its size.
+   * nothing. The history is sent as fast as the client reads it, whatever its size (but see
+   * `historyStallMs`).
    */
   maxBufferedBytes: number;
+  /**
+   * A client that reads none of the history for this long is dropped: the history waits for the
+   * client, and one that never reads would hold its page and its buffers for good.
+   */
+  historyStallMs: number;
   /** Ends the stream when it fires (an inspection token that stopped working). */
   endSignal?: AbortSignal;
   onOpen?: () => void;
@@ -105,7 +111,14 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
   // the history is paced by the client: a write that fills the buffer waits until it drains
   const paced = async (event: SessionEvent, frame: string): Promise<boolean> => {
     if (closed.signal.aborted || !write(event, frame)) return false;
-    if (res.writableNeedDrain) await once(res, "drain", { signal: closed.signal });
+    if (res.writableNeedDrain) {
+      const stalled = setTimeout(drop, options.historyStallMs);
+      try {
+        await once(res, "drain", { signal: closed.signal });
+      } finally {
+        clearTimeout(stalled);
+      }
+    }
     return !closed.signal.aborted;
   };
   try {

@@ -40,6 +40,7 @@ export interface RouteDeps {
   bus: EventBus;
   metrics: Metrics;
   sseKeepAliveMs: number;
+  sseHistoryStallMs: number;
 }
 
 const validateCreateSession = compile<CreateSessionBody>(CreateSessionBodySchema);
@@ -358,6 +359,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
           bus,
           keepAliveMs: deps.sseKeepAliveMs,
           maxBufferedBytes: 8 * 1024 * 1024,
+          historyStallMs: deps.sseHistoryStallMs,
           ...(ctx.inspection && { endSignal: ctx.inspection.revoked }),
           onOpen: () => metrics.sseClients.inc(),
           onClose: () => metrics.sseClients.dec(),
