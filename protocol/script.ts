@@ -4,6 +4,18 @@ import { StringEnum } from "./validation.js";
 
 const strict = { additionalProperties: false } as const;
 
+/**
+ * The most tokens one count of a model call's usage is taken to be: far above any real call's, and
+ * low enough that a turn's sums of them over its steps stay exact integers.
+ */
+export const MAX_TOKEN_COUNT = 2 ** 40;
+
+const TokenCountSchema = Type.Integer({ minimum: 0, maximum: MAX_TOKEN_COUNT });
+const ScriptedUsageSchema = Type.Object(
+  { input_tokens: TokenCountSchema, output_tokens: TokenCountSchema },
+  strict,
+);
+
 export const ScriptedToolCallSchema = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
@@ -33,12 +45,7 @@ export const ScriptedStepSchema = Type.Object(
     error: Type.Optional(
       Type.String({ minLength: 1, description: "Fail this model call with this message." }),
     ),
-    usage: Type.Optional(
-      Type.Object(
-        { input_tokens: Type.Integer({ minimum: 0 }), output_tokens: Type.Integer({ minimum: 0 }) },
-        strict,
-      ),
-    ),
+    usage: Type.Optional(ScriptedUsageSchema),
     stop_reason: Type.Optional(
       Type.String({
         minLength: 1,
@@ -51,12 +58,7 @@ export const ScriptedStepSchema = Type.Object(
           strategy: StringEnum(CONTEXT_STRATEGIES),
           summary: Type.String(),
           through_seq: Type.Integer({ minimum: 0 }),
-          usage: Type.Optional(
-            Type.Object(
-              { input_tokens: Type.Integer({ minimum: 0 }), output_tokens: Type.Integer({ minimum: 0 }) },
-              strict,
-            ),
-          ),
+          usage: Type.Optional(ScriptedUsageSchema),
         },
         {
           ...strict,

@@ -171,6 +171,10 @@ describe("sessions", () => {
       { config: { model: "local", script: [{ text: "hi" }] } },
       'config.script: needs a model whose provider is "scripted"; model "local" is provider "openai"',
     ],
+    [
+      { config: { script: [{ text: "hi", usage: { input_tokens: 1e308, output_tokens: 1 } }] } },
+      "config.script[0].usage.input_tokens: must be <= 1099511627776",
+    ],
     [{ config: { tools: "echo" } }, "config.tools: must be array"],
     [{ config: { tools: ["echo"], colour: 1 } }, "config.colour: unknown field"],
     [{ configuration: {} }, "configuration: unknown field"],

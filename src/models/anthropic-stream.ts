@@ -2,6 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { type ModelReply, replyToolCalls } from "./provider.js";
 import { AttemptError, attemptFailure } from "./provider-failure.js";
 import { type StreamFold, TOOL_CALL_SIZE } from "./streamed-call.js";
+import { tokenCount } from "./token-count.js";
 import { parseArguments } from "./tool-arguments.js";
 
 type StreamEvent = Anthropic.Messages.RawMessageStreamEvent;
@@ -104,7 +105,7 @@ export class AnthropicStreamFold implements StreamFold<StreamEvent> {
     if (!usage) return;
     const inputs = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens];
     if (inputs.some((count) => count != null))
-      this.#input = inputs.reduce<number>((sum, n) => sum + (n ?? 0), 0);
-    if (usage.output_tokens != null) this.#output = usage.output_tokens;
+      this.#input = inputs.reduce<number>((sum, n) => sum + tokenCount(n), 0);
+    if (usage.output_tokens != null) this.#output = tokenCount(usage.output_tokens);
   }
 }

@@ -2,6 +2,7 @@ import type OpenAI from "openai";
 import { type ModelReply, replyToolCalls } from "./provider.js";
 import { AttemptError, attemptFailure } from "./provider-failure.js";
 import { type StreamFold, TOOL_CALL_SIZE } from "./streamed-call.js";
+import { tokenCount } from "./token-count.js";
 import { parseArguments } from "./tool-arguments.js";
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -40,8 +41,8 @@ export class OpenAIStreamFold implements StreamFold<Chunk> {
   push(chunk: Chunk): string | undefined {
     this.#responseId ||= chunk.id || undefined;
     if (chunk.usage) {
-      this.#input = chunk.usage.prompt_tokens ?? 0;
-      this.#output = chunk.usage.completion_tokens ?? 0;
+      this.#input = tokenCount(chunk.usage.prompt_tokens);
+      this.#output = tokenCount(chunk.usage.completion_tokens);
     }
     // Brain asks for one choice; servers number it 0
     const choice = chunk.choices?.[0];

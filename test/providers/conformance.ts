@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_TOKEN_COUNT } from "../../protocol/script.js";
 import type { BrainClient, SessionEvent, StoredEvent } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { closedPort } from "../helpers/ports.js";
@@ -320,6 +321,26 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
         data: { stop_reason: "max_steps", steps: 2, usage: { input_tokens: 8, output_tokens: 10 } },
       });
       expect(fake.requests.length - before).toBe(2);
+    });
+
+    it("records a usage reported out of bounds as whole counts that JSON holds, summed exactly", async () => {
+      fake.enqueue(
+        adapter.toolCalls([{ id: "p1", name: "echo", input: { text: "1" } }], {
+          usage: { input: 1e308, output: -5 },
+        }),
+        adapter.toolCalls([{ id: "p2", name: "echo", input: { text: "2" } }], {
+          usage: { input: 1e308, output: 2.5 },
+        }),
+      );
+      const { stored } = await turn({ tools: ["echo"], max_steps: 2 });
+      expect(ofType(stored, "message.assistant").map((event) => event.data.usage)).toEqual([
+        { input_tokens: MAX_TOKEN_COUNT, output_tokens: 0 },
+        { input_tokens: MAX_TOKEN_COUNT, output_tokens: 2 },
+      ]);
+      expect(stored.at(-1)).toMatchObject({
+        type: "turn.completed",
+        data: { steps: 2, usage: { input_tokens: 2 * MAX_TOKEN_COUNT, output_tokens: 2 } },
+      });
     });
 
     it("sends no credential at all to a server configured without api_key_env", async () => {
