@@ -23,10 +23,18 @@ function join(path: string, key: string): string {
   return jsonPath(`/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`, path);
 }
 
-/** One line per problem, each naming its path; errors of the same path and kind are merged. */
-export function describeErrors(errors: ErrorObject[] | null | undefined, prefix = ""): string[] {
-  const lines: string[] = [];
+/**
+ * One line per problem, each naming its path; errors of the same path and kind are merged. At most
+ * `max` lines: what a peer sent may hold a hundred thousand problems, and nobody reads past a few.
+ */
+export function describeErrors(
+  errors: ErrorObject[] | null | undefined,
+  prefix = "",
+  max = Number.POSITIVE_INFINITY,
+): string[] {
+  const lines = new Set<string>();
   for (const error of errors ?? []) {
+    if (lines.size >= max) break;
     const path = jsonPath(error.instancePath, prefix);
     let line: string;
     switch (error.keyword) {
@@ -59,9 +67,9 @@ export function describeErrors(errors: ErrorObject[] | null | undefined, prefix 
       default:
         line = `${path || "(root)"}: ${error.message ?? "is invalid"}`;
     }
-    if (!lines.includes(line)) lines.push(line);
+    lines.add(line);
   }
-  return lines;
+  return [...lines];
 }
 
 function tagValues(error: ErrorObject): string[] {

@@ -47,7 +47,7 @@ export const ToolResultSchema = Type.Object({
 
 export type ToolResult = Static<typeof ToolResultSchema>;
 
-export const validateResultObject = compile<ResultObject>(ResultObjectSchema);
+export const validateResultObject = compile<ResultObject>(ResultObjectSchema, { firstError: true });
 
 /** Judge a parsed result object against the protocol and the binding's output schema. */
 export function checkResultObject(
@@ -56,7 +56,7 @@ export function checkResultObject(
 ): ToolResult | { problem: string } {
   if (!validateResultObject(raw)) {
     return {
-      problem: `the result object is invalid: ${describeErrors(validateResultObject.errors, "result").slice(0, 5).join("; ")}`,
+      problem: `the result object is invalid: ${describeErrors(validateResultObject.errors, "result", 5).join("; ")}`,
     };
   }
   if (raw.content === undefined && raw.structured_content === undefined) {
@@ -70,7 +70,7 @@ export function checkResultObject(
     if (!validateOutput(raw.structured_content)) {
       const errors = (validateOutput as { errors?: ErrorObject[] | null }).errors;
       return {
-        problem: `structured_content does not match output_schema: ${describeErrors(errors, "structured_content").slice(0, 5).join("; ")}`,
+        problem: `structured_content does not match output_schema: ${describeErrors(errors, "structured_content", 5).join("; ")}`,
       };
     }
   }

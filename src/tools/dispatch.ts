@@ -76,7 +76,7 @@ export class ToolDispatcher {
       ).toResult();
     }
     if (!binding.validateArguments(request.arguments)) {
-      const problems = describeErrors(binding.validateArguments.errors, "arguments").slice(0, 5);
+      const problems = describeErrors(binding.validateArguments.errors, "arguments", 5);
       return new ToolFailure(
         "invalid_arguments",
         `the arguments do not match the tool's input_schema: ${problems.join("; ")}`,

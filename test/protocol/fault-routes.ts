@@ -122,6 +122,8 @@ export const FAULTS: Fault[] = [
         JSON.stringify({ content: [{ type: "text", text: "x", lang: "en" }] }),
       ],
       ["/empty-result", "application/json", "{}"],
+      // ten thousand wrong items: refused as fast as one, with one problem named, not 100,000
+      ["/many-bad-items", "application/json", JSON.stringify({ content: Array(10_000).fill({ type: "x" }) })],
       ["/result-not-object", "application/json", "[1, 2]"],
       ["/sse-no-result", "text/event-stream", 'event: progress\ndata: {"a":1}\n\n'],
       ["/sse-unknown-event", "text/event-stream", 'event: partial\ndata: {"a":1}\n\n'],
