@@ -55,14 +55,15 @@ export async function readToolResponse(
   }
   const contentType = String(headers["content-type"] ?? "")
     .split(";")[0]
-    ?.trim()
-    .toLowerCase();
-  if (contentType === "application/json") return readJsonResult(body, headers, binding, read);
-  if (contentType === "text/event-stream") return readSseResult(body, binding, limits, onProgress, read);
+    ?.trim();
+  const mediaType = contentType?.toLowerCase();
+  if (mediaType === "application/json") return readJsonResult(body, headers, binding, read);
+  if (mediaType === "text/event-stream") return readSseResult(body, binding, limits, onProgress, read);
   discard(body);
+  // quoted as sent, not lowercased: a secret echoed in it must still be found to be replaced
   return new ToolFailure(
     "invalid_result",
-    `the tool service answered with content type "${contentType}"; expected application/json or text/event-stream`,
+    `the tool service answered with content type "${quoted(contentType ?? "", limits.secrets)}"; expected application/json or text/event-stream`,
   );
 }
 
@@ -156,7 +157,7 @@ async function readSseResult(
           discard(body);
           return new ToolFailure(
             "invalid_result",
-            `the event stream has an unknown event "${event.event.slice(0, 64)}"`,
+            `the event stream has an unknown event "${quoted(event.event, limits.secrets)}"`,
           );
         }
         let progress: unknown;
@@ -253,4 +254,12 @@ async function readSnippet(
   return redactedStart(text, max, secrets, complete)
     .replace(/\p{Cc}+/gu, " ")
     .trim();
+}
+
+/**
+ * A name the service sent, for a message: its first 64 characters, with the secrets replaced
+ * before the cut, so that no piece of one is left where the name is cut.
+ */
+function quoted(name: string, secrets: readonly string[]): string {
+  return redactedStart(name, 64, secrets, true);
 }

@@ -59,15 +59,29 @@ beforeAll(async () => {
           auth: call.headers.authorization,
         },
       }),
-    // echoes the token or the inspection token placed at an offset, so that it straddles the snippet's cut
+    // echoes the token or the inspection token placed at an offset, so that it straddles the cut
+    // of what Brain quotes: an error body's snippet, an unknown event's name, a content type
     "/refuse-at": (call, res) => {
-      const { offset, secret } = call.body.arguments as { offset: number; secret: "bearer" | "inspection" };
+      const { offset, secret, where } = call.body.arguments as {
+        offset: number;
+        secret: "bearer" | "inspection";
+        where?: "event" | "type";
+      };
       const token =
         secret === "bearer"
           ? String(call.headers.authorization).slice("Bearer ".length)
           : String(call.body.inspection_token);
-      res.writeHead(403, { "content-type": "text/plain" });
-      res.end(`${"x".repeat(offset)}${token}${"y".repeat(600)}`);
+      const placed = `${"x".repeat(offset)}${token}`;
+      if (where === "event") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(`event: ${placed}\ndata: 1\n\n`);
+      } else if (where === "type") {
+        res.writeHead(200, { "content-type": `text/${placed}` });
+        res.end("{}");
+      } else {
+        res.writeHead(403, { "content-type": "text/plain" });
+        res.end(`${placed}${"y".repeat(600)}`);
+      }
     },
     "/progress-echo": async (call, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
@@ -461,32 +475,42 @@ describe("inspection tokens", () => {
     expect(raw).not.toContain(TOOL_TOKEN);
   });
 
-  it("leave no piece in an error snippet, wherever the service puts them across its cut", async () => {
-    const calls = (["bearer", "inspection"] as const).flatMap((secret) =>
-      Array.from({ length: 60 }, (_, i) => ({ name: "refuse_at", arguments: { offset: 460 + i, secret } })),
-    );
-    const session = await client.createSession({
-      tools: ["refuse_at"],
-      script: [{ tool_calls: calls }, { text: "after" }],
-    });
-    const events = await runTurn(client, session.id, "go");
-    const results = events.filter((event) => event.type === "tool.result");
-    expect(results).toHaveLength(calls.length);
-    const runs = (secret: string) =>
-      Array.from({ length: secret.length - 7 }, (_, i) => secret.slice(i, i + 8));
-    const tokenOf = new Map(
-      service.calls
-        .filter((call) => call.path === "/refuse-at")
-        .map((call) => [call.body.call_id, String(call.body.inspection_token)]),
-    );
-    for (const result of results) {
-      const stored = JSON.stringify(result);
-      expect(result.data).toMatchObject({ error: { code: "http_status" } });
-      for (const secret of [TOOL_TOKEN, String(tokenOf.get(result.data.call_id))]) {
-        for (const run of runs(secret)) expect(stored).not.toContain(run);
+  it.each([
+    ["an error snippet", "http_status", undefined, 460],
+    ["an unknown event's name", "invalid_result", "event", 0],
+    ["a content type", "invalid_result", "type", 0],
+  ] as const)(
+    "leave no piece in %s, wherever the service puts them across its cut",
+    async (_, code, where, from) => {
+      const calls = (["bearer", "inspection"] as const).flatMap((secret) =>
+        Array.from({ length: 60 }, (_, i) => ({
+          name: "refuse_at",
+          arguments: { offset: from + i, secret, ...(where && { where }) },
+        })),
+      );
+      const session = await client.createSession({
+        tools: ["refuse_at"],
+        script: [{ tool_calls: calls }, { text: "after" }],
+      });
+      const events = await runTurn(client, session.id, "go");
+      const results = events.filter((event) => event.type === "tool.result");
+      expect(results).toHaveLength(calls.length);
+      const runs = (secret: string) =>
+        Array.from({ length: secret.length - 7 }, (_, i) => secret.slice(i, i + 8));
+      const tokenOf = new Map(
+        service.calls
+          .filter((call) => call.path === "/refuse-at")
+          .map((call) => [call.body.call_id, String(call.body.inspection_token)]),
+      );
+      for (const result of results) {
+        const stored = JSON.stringify(result);
+        expect(result.data).toMatchObject({ error: { code } });
+        for (const secret of [TOOL_TOKEN, String(tokenOf.get(result.data.call_id))]) {
+          for (const run of runs(secret)) expect(stored).not.toContain(run);
+        }
       }
-    }
-  });
+    },
+  );
 
   it("are not sent to bindings without inspect_session", async () => {
     const session = await client.createSession(oneCall("echo"));
