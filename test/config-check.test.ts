@@ -293,6 +293,8 @@ describe("brain -check", () => {
     [{ timeout_seconds: 100_000 }, "tools[0].timeout_seconds: must be <= 86400"],
     [{ max_output_bytes: 0 }, "tools[0].max_output_bytes: must be >= 1"],
     [{ max_output_bytes: 2.5 }, "tools[0].max_output_bytes: must be integer"],
+    // a result is stored as one string, and V8 makes none over 512 MiB
+    [{ max_output_bytes: 1_073_741_824 }, "tools[0].max_output_bytes: must be <= 268435456"],
   ])("rejects out-of-range binding limits %j", (patch, expected) => {
     expect(problems(check(withTool(patch)))).toEqual([expected]);
   });

@@ -134,6 +134,12 @@ export const ModelSchema = TaggedUnion("provider", [
   ),
 ]);
 
+/**
+ * The most a binding may let a result be: 256 MiB. A result is stored and sent as one string, and
+ * V8 cannot make a string of more than 512 MiB, so a larger one would fail its call on Brain's side.
+ */
+const MAX_RESULT_BYTES = 268_435_456;
+
 export const ToolBindingSchema = Type.Object(
   {
     name: Type.String({ pattern: TOOL_NAME_PATTERN }),
@@ -149,11 +155,18 @@ export const ToolBindingSchema = Type.Object(
     token_env: Type.Optional(EnvName),
     tenants: Type.Array(Id, { minItems: 1, uniqueItems: true }),
     timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400, default: 300 })),
-    max_output_bytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_073_741_824, default: 1_048_576 })),
+    max_output_bytes: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_RESULT_BYTES,
+        default: 1_048_576,
+        description: "How much of a response Brain reads, at most: more is the call's output_too_large.",
+      }),
+    ),
     max_model_bytes: Type.Optional(
       Type.Integer({
         minimum: 256,
-        maximum: 1_073_741_824,
+        maximum: MAX_RESULT_BYTES,
         default: 65_536,
         description:
           "What the model is sent of one result, at most: the rest is left out with a note (the stored tool.result stays whole).",
