@@ -197,6 +197,12 @@ describe("sessions", () => {
       headers: { "content-type": "text/plain" },
     });
     expect(wrongType.status).toBe(415);
+    const encoded = await call("POST", "/sessions", {
+      body: "{}",
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    });
+    expect(encoded.status).toBe(415);
+    expect(encoded.json.error.message).toMatch(/must not be encoded/);
     const big = await call("POST", "/sessions", {
       body: JSON.stringify({ config: { system: "x".repeat(5000) } }),
     });

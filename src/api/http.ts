@@ -55,6 +55,14 @@ export async function readJsonBody<T>(
       "the request body must be JSON with Content-Type: application/json",
     );
   }
+  // Brain reads bodies as sent: a compressed one would be taken for bytes of JSON
+  const encoding = req.headers["content-encoding"]?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== "" && encoding !== "identity") {
+    return new ApiError(
+      "unsupported_media_type",
+      `the request body must not be encoded (Content-Encoding: ${JSON.stringify(encoding.slice(0, 64))})`,
+    );
+  }
   let value: unknown;
   try {
     value = JSON.parse(Buffer.concat(chunks).toString("utf8"));

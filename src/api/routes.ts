@@ -24,6 +24,7 @@ import type { Store } from "../store/store.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { parseTraceparent } from "../telemetry/trace-context.js";
 import type { TurnSupervisor } from "../turns/supervisor.js";
+import { acceptsEventStream } from "./accept.js";
 import { consoleRoutes } from "./console.js";
 import { ApiError, apiErrorOf, sessionNotFound } from "./errors.js";
 import { streamEvents } from "./event-stream.js";
@@ -342,7 +343,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
         if (!session) return sendError(res, sessionNotFound(ctx.params.id as string));
         const after = integerParam(url, "after", 0, 0, Number.MAX_SAFE_INTEGER);
         if (after instanceof ApiError) return sendError(res, after);
-        if (!(req.headers.accept ?? "").includes("text/event-stream")) {
+        if (!acceptsEventStream(req.headers.accept)) {
           const limit = integerParam(url, "limit", 1000, 1, 10_000);
           if (limit instanceof ApiError) return sendError(res, limit);
           const events = await store.readEvents(session.id, after, limit, MAX_EVENT_PAGE_BYTES);
