@@ -40,8 +40,9 @@ export async function answerOnce(
       new ApiError("invalid_request", "Idempotency-Key: 1 to 255 visible ASCII characters, once"),
     );
   }
+  // the request as it is meant: fields in any order, the path with its escapes undone
   const fingerprint = createHash("sha256")
-    .update(`${ctx.req.method} ${ctx.url.pathname}\n${JSON.stringify(body)}`)
+    .update(`${ctx.req.method} ${decodedPath(ctx.url.pathname)}\n${canonicalJson(body)}`)
     .digest("base64url");
   const now = Date.now();
   const held = await store.claimIdempotencyKey({
@@ -95,4 +96,22 @@ export async function answerOnce(
 export function sendAnswer(res: ServerResponse, answer: Answer): void {
   for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
   sendJson(res, answer.status, answer.body);
+}
+
+/** JSON with every object's keys in order: two bodies that differ only in field order are one. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_, item: unknown) =>
+    item !== null && typeof item === "object" && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
+}
+
+/** The path with its percent-escapes undone where they are valid: ses%5F1 and ses_1 are one session. */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }

@@ -65,6 +65,33 @@ describe("Idempotency-Key", () => {
     expect((await post(`/sessions/${elsewhere.id}/messages`, { content: "once" }, key)).status).toBe(422);
   });
 
+  it("takes a retry written differently for the same request: fields reordered, the path escaped", async () => {
+    const session = await brain.client().createSession();
+    const key = randomUUID();
+    const first = await post(
+      `/sessions/${session.id}/messages`,
+      { content: "once", on_busy: "enqueue" },
+      key,
+    );
+    expect(first.status).toBe(202);
+    const reordered = await post(
+      `/sessions/${session.id}/messages`,
+      { on_busy: "enqueue", content: "once" },
+      key,
+    );
+    expect([reordered.status, reordered.headers.get("idempotent-replayed")]).toEqual([202, "true"]);
+    const escaped = session.id.replace("_", "%5F");
+    const viaEscape = await post(
+      `/sessions/${escaped}/messages`,
+      { content: "once", on_busy: "enqueue" },
+      key,
+    );
+    expect([viaEscape.status, viaEscape.headers.get("idempotent-replayed")]).toEqual([202, "true"]);
+    await waitForEvents(brain.client(), session.id, (events) => events.at(-1)?.type === "turn.completed");
+    const events = await brain.client().events(session.id);
+    expect(events.filter((e) => e.type === "message.user")).toHaveLength(1);
+  });
+
   it("keeps no refusal: a message refused as busy may be sent again with its key", async () => {
     const session = await brain
       .client()
