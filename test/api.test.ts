@@ -616,6 +616,38 @@ describe("each request's log line and count", () => {
   });
 });
 
+describe("HTTP that Node would answer on its own", () => {
+  /** What Brain sends back for `text` written on a raw connection, until it closes. */
+  async function exchange(text: string): Promise<string> {
+    const { hostname, port } = new URL(brain.url);
+    return new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(text));
+      let received = "";
+      socket.on("data", (chunk) => {
+        received += chunk;
+      });
+      socket.on("close", () => resolve(received));
+      socket.on("error", reject);
+    });
+  }
+
+  it.each([
+    ["no Host header", "GET /healthz HTTP/1.1\r\nconnection: close\r\n\r\n", 400, "invalid_request"],
+    [
+      "an expectation other than 100-continue",
+      "GET /healthz HTTP/1.1\r\nhost: brain\r\nexpect: tea\r\nconnection: close\r\n\r\n",
+      400,
+      "invalid_request",
+    ],
+    ["CONNECT", "CONNECT 127.0.0.1:22 HTTP/1.1\r\nhost: 127.0.0.1:22\r\n\r\n", 405, "method_not_allowed"],
+  ])("answers %s with a JSON error", async (_, text, status, code) => {
+    const reply = await exchange(text);
+    expect(reply).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    const body = JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4));
+    expect(body.error.code).toBe(code);
+  });
+});
+
 describe("large sessions", () => {
   it("cuts a listing page at about 8 MiB of configs, and pages on to every session", async () => {
     // a Brain whose requests may carry a megabyte of metadata, as by default

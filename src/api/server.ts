@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { type Authenticator, bearerToken } from "./auth.js";
-import { answerClientError } from "./client-error.js";
+import { answerClientError, rawErrorResponse } from "./client-error.js";
 import { ApiError } from "./errors.js";
 import { sendError } from "./http.js";
 import type { InspectionGrants } from "./inspection.js";
@@ -35,6 +36,8 @@ export function createApiServer(deps: ServerDeps): Server {
       headersTimeout: Math.min(20_000, deps.requestTimeoutMs),
       // how often Node looks for requests past their time: the limit holds to within this
       connectionsCheckingInterval: Math.min(1000, deps.requestTimeoutMs / 2),
+      // refused by handleRequest instead, with a JSON error like every other refusal
+      requireHostHeader: false,
     },
     (req, res) => {
       handleRequest(req, res, deps).catch((error) => {
@@ -63,6 +66,13 @@ export function createApiServer(deps: ServerDeps): Server {
     },
   );
   server.on("clientError", answerClientError);
+  // what Node would otherwise answer with a bare status line, or by closing the connection
+  server.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) =>
+    sendError(res, new ApiError("invalid_request", "Expect: only 100-continue is understood")),
+  );
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) =>
+    socket.end(rawErrorResponse(new ApiError("method_not_allowed", "CONNECT is not served here"))),
+  );
   server.keepAliveTimeout = 10_000;
   return server;
 }
@@ -74,6 +84,8 @@ function errorCode(error: unknown): string {
 
 async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: ServerDeps): Promise<void> {
   const observed = observeRequest(req, res, deps);
+  if (req.headers.host === undefined && req.httpVersion === "1.1")
+    return sendError(res, new ApiError("invalid_request", "an HTTP/1.1 request needs a Host header"));
   let url: URL;
   try {
     url = new URL(req.url ?? "/", "http://brain.invalid");
