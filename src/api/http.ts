@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { MAX_JSON_DEPTH, nestedDeeperThan } from "../../protocol/json-depth.js";
+import { unstorable } from "../../protocol/storable-json.js";
 import type { Validator } from "../../protocol/validation.js";
 import { check } from "../../protocol/validation.js";
 import { ApiError } from "./errors.js";
@@ -69,9 +69,8 @@ export async function readJsonBody<T>(
   } catch (error) {
     return new ApiError("invalid_request", `the request body is not valid JSON: ${(error as Error).message}`);
   }
-  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
-    return new ApiError("invalid_request", `the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
-  }
+  const problem = unstorable(value);
+  if (problem) return new ApiError("invalid_request", `the request body ${problem}`);
   const checked = check(validate, value);
   if (!checked.ok) return new ApiError("invalid_request", checked.problems.join("; "));
   return checked.value;

@@ -1,7 +1,7 @@
 import type { Dispatcher } from "undici";
-import { MAX_JSON_DEPTH, nestedDeeperThan } from "../../protocol/json-depth.js";
 import { checkResultObject, type ToolResult } from "../../protocol/result.js";
 import { SseLimitError, SseParser } from "../../protocol/sse.js";
+import { unstorable } from "../../protocol/storable-json.js";
 import type { ToolBinding } from "../config/load.js";
 import { ToolFailure } from "./outcome.js";
 import { redactedStart } from "./redact.js";
@@ -167,9 +167,10 @@ async function readSseResult(
           discard(body);
           return new ToolFailure("invalid_result", "a progress event's data is not valid JSON");
         }
-        if (nestedDeeperThan(progress, MAX_JSON_DEPTH)) {
+        const problem = unstorable(progress);
+        if (problem) {
           discard(body);
-          return tooDeep("a progress event's data");
+          return new ToolFailure("invalid_result", `a progress event's data ${problem}`);
         }
         onProgress(progress);
       }
@@ -194,7 +195,8 @@ function parseResult(text: Buffer | string, binding: ToolBinding, what: string):
   } catch {
     return new ToolFailure("invalid_result", `${what} is not valid JSON`);
   }
-  if (nestedDeeperThan(raw, MAX_JSON_DEPTH)) return tooDeep(what);
+  const problem = unstorable(raw);
+  if (problem) return new ToolFailure("invalid_result", `${what} ${problem}`);
   const checked = checkResultObject(raw, binding.validateOutput);
   return "problem" in checked ? new ToolFailure("invalid_result", checked.problem) : checked;
 }
@@ -207,10 +209,6 @@ function parseResult(text: Buffer | string, binding: ToolBinding, what: string):
 function discard(body: ResponseData["body"]): void {
   body.on("error", () => undefined);
   body.destroy();
-}
-
-function tooDeep(what: string): ToolFailure {
-  return new ToolFailure("invalid_result", `${what} nests deeper than ${MAX_JSON_DEPTH} levels`);
 }
 
 function tooLarge(limit: number): ToolFailure {

@@ -156,6 +156,17 @@ export const FAULTS: Fault[] = [
     route: (_, res) => sendJson(res, { structured_content: { count: "three" } }),
   },
   {
+    // 1e400 parses as Infinity, which passes { type: "number" } and would be stored as null
+    path: "/infinite-number",
+    code: "invalid_result",
+    unknownOutcome: true,
+    binding: { output_schema: { type: "object", properties: { n: { type: "number" } } } },
+    route: (_, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"structured_content": {"n": 1e400}}');
+    },
+  },
+  {
     path: "/output-schema-ok",
     code: "ok",
     unknownOutcome: false,
