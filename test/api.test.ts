@@ -462,6 +462,30 @@ describe("GET /sessions/{id}/events", () => {
     }
   });
 
+  it("refuses to resume a session that goes on past its last event, where events would be missed", async () => {
+    const session = await brain.client().createSession();
+    for (const [headers, after] of [
+      [{ "last-event-id": "2" }, ""],
+      [{}, "?after=5"],
+    ] as const) {
+      const response = await call("GET", `/sessions/${session.id}/events${after}`, {
+        headers: { accept: "text/event-stream", ...headers },
+      });
+      expect(response.status).toBe(400);
+      expect(response.json.error.message).toMatch(/the session's last event is 1$/);
+    }
+    // at its last event is where a client that saw everything resumes
+    const atEnd = await request(`${brain.url}/sessions/${session.id}/events`, {
+      headers: {
+        authorization: `Bearer ${brain.keys.acme}`,
+        accept: "text/event-stream",
+        "last-event-id": "1",
+      },
+    });
+    expect(atEnd.statusCode).toBe(200);
+    atEnd.body.destroy();
+  });
+
   it("refuses a Last-Event-ID that is not a seq", async () => {
     const session = await brain.client().createSession();
     for (const id of ["99999999999999999999", "-1", "abc", "9007199254740992"]) {

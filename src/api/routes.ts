@@ -334,7 +334,9 @@ export function createRoutes(deps: RouteDeps): Route[] {
           schema: EventListSchema,
           contentTypes: ["application/json", "text/event-stream"],
         },
-        400: errorResponse("A bad after, limit or Last-Event-ID."),
+        400: errorResponse(
+          "A bad after, limit or Last-Event-ID, or, for an event stream of a session not closed, one past its last event.",
+        ),
         ...SESSION_ERRORS,
       },
       handle: async (ctx) => {
@@ -351,6 +353,19 @@ export function createRoutes(deps: RouteDeps): Route[] {
         }
         const resumeAt = resumePoint(req, after);
         if (resumeAt instanceof ApiError) return sendError(res, resumeAt);
+        // a client past the end of a session that goes on would silently miss the events up to it
+        if (resumeAt > 0 && session.status !== "closed") {
+          const last = await store.lastSeq(session.id);
+          if (resumeAt > last) {
+            return sendError(
+              res,
+              new ApiError(
+                "invalid_request",
+                `resuming after ${resumeAt}: the session's last event is ${last}`,
+              ),
+            );
+          }
+        }
         await streamEvents({
           req,
           res,

@@ -41,7 +41,8 @@ export async function readToolResponse(
         `the tool service answered ${statusCode} (a redirect${location}), which Brain does not follow`,
       );
     }
-    if (statusCode >= 400) {
+    // 4xx and 5xx only: a status past 599 is no HTTP status, and says nothing of the call
+    if (statusCode >= 400 && statusCode < 600) {
       return new ToolFailure(
         "http_status",
         `the tool service answered ${statusCode}${snippet ? `: ${snippet}` : ""}`,

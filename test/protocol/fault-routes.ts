@@ -141,6 +141,12 @@ export const FAULTS: Fault[] = [
     },
   })),
   {
+    path: "/status-600",
+    code: "invalid_result",
+    unknownOutcome: true,
+    route: (_, res) => sendJson(res, textResult("beyond HTTP"), 600),
+  },
+  {
     path: "/status-201",
     code: "invalid_result",
     unknownOutcome: true,
