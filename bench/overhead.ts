@@ -157,8 +157,10 @@ async function measureSet(
         mainThreadCpuSeconds: 0,
       });
     context.log(`overhead: warming up the Brains${setLabel} (${WARMUP_CALLS} calls each)`);
-    for (const { client } of contenders)
-      for (let turn = 0; turn < WARMUP_TURNS; turn++) await client.turn(WARMUP_TURN_CALLS);
+    // turn by turn across the Brains: a Brain warmed up whole and then left idle while the next
+    // warmed up ran its rounds 15-25% slower than one warmed up last, whichever build it was
+    for (let turn = 0; turn < WARMUP_TURNS; turn++)
+      for (const { client } of contenders) await client.turn(WARMUP_TURN_CALLS);
     const rawSamples: number[] = [];
     let rawCpuUs = 0;
     const mcpSamples: number[] = [];
