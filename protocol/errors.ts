@@ -23,6 +23,7 @@ export const ERROR_CODES = [
   "idempotency_key_reused",
   "rate_limited",
   "too_many_turns",
+  "too_many_streams",
   "internal",
   "store_unavailable",
 ] as const;
@@ -48,6 +49,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   idempotency_key_reused: 422,
   rate_limited: 429,
   too_many_turns: 429,
+  too_many_streams: 429,
   internal: 500,
   store_unavailable: 503,
 };

@@ -6,6 +6,7 @@ const tenant = (id: string, requestsPerSecond?: number) => ({
   id,
   apiKey: new Secret("k"),
   maxConcurrentTurns: undefined,
+  maxEventStreams: undefined,
   requestsPerSecond,
 });
 

@@ -32,6 +32,7 @@ import { readJsonBody, sendError, sendJson } from "./http.js";
 import { answerOnce, errorAnswer, sendAnswer } from "./idempotency.js";
 import { buildOpenApi } from "./openapi.js";
 import type { RequestContext, Route } from "./router.js";
+import { TenantStreamLimits } from "./stream-limits.js";
 
 export interface RouteDeps {
   config: BrainConfig;
@@ -87,6 +88,7 @@ function resumePoint(req: RequestContext["req"], after: number): number | ApiErr
 
 export function createRoutes(deps: RouteDeps): Route[] {
   const { config, sessions, turns, store, bus, metrics } = deps;
+  const streamLimits = new TenantStreamLimits(config.tenants);
 
   /** The session a caller may read: its tenant's, or the one its inspection token is for. */
   const readableSession = async (ctx: RequestContext): Promise<SessionRecord | undefined> => {
@@ -338,6 +340,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
           "A bad after, limit or Last-Event-ID, or, for an event stream of a session not closed, one past its last event.",
         ),
         ...SESSION_ERRORS,
+        429: errorResponse("The tenant holds its max_event_streams open already (too_many_streams)."),
       },
       handle: async (ctx) => {
         const { req, res, url } = ctx;
@@ -366,6 +369,19 @@ export function createRoutes(deps: RouteDeps): Route[] {
             );
           }
         }
+        // taken where nothing is awaited before the stream opens: two at once cannot both take the last place
+        const giveBack = streamLimits.take(session.tenant_id);
+        if (!giveBack) {
+          metrics.tenantLimited.inc({ tenant: session.tenant_id, limit: "max_event_streams" });
+          return sendError(
+            res,
+            new ApiError(
+              "too_many_streams",
+              "this tenant holds its max_event_streams open already; close one, or try again later",
+            ),
+            { "retry-after": "1" },
+          );
+        }
         await streamEvents({
           req,
           res,
@@ -378,7 +394,10 @@ export function createRoutes(deps: RouteDeps): Route[] {
           historyStallMs: deps.sseHistoryStallMs,
           ...(ctx.inspection && { endSignal: ctx.inspection.revoked }),
           onOpen: () => metrics.sseClients.inc(),
-          onClose: () => metrics.sseClients.dec(),
+          onClose: () => {
+            giveBack();
+            metrics.sseClients.dec();
+          },
           onWritten: (bytes) => metrics.sseBytes.inc(bytes),
         });
       },

@@ -31,6 +31,7 @@ export interface Tenant {
   id: string;
   apiKey: Secret;
   maxConcurrentTurns: number | undefined;
+  maxEventStreams: number | undefined;
   requestsPerSecond: number | undefined;
 }
 
@@ -188,6 +189,7 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
       id: tenant.id,
       apiKey,
       maxConcurrentTurns: tenant.max_concurrent_turns,
+      maxEventStreams: tenant.max_event_streams,
       requestsPerSecond: tenant.requests_per_second,
     });
   });

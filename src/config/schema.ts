@@ -281,6 +281,13 @@ export const HostConfigSchema = Type.Object(
               description: "Turns this tenant's sessions may run at once; past it, 429.",
             }),
           ),
+          max_event_streams: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              description:
+                "Event streams (SSE) this tenant's clients may hold open at once on one Brain process; past it, 429.",
+            }),
+          ),
           requests_per_second: Type.Optional(
             Type.Number({
               exclusiveMinimum: 0,

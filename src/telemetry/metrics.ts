@@ -70,7 +70,7 @@ export function createMetrics() {
     }),
     tenantLimited: new Counter({
       name: "brain_tenant_limited_total",
-      help: "Requests refused with 429 by tenant (a host config name) and limit (requests_per_second, max_concurrent_turns).",
+      help: "Requests refused with 429 by tenant (a host config name) and limit (requests_per_second, max_concurrent_turns, max_event_streams).",
       labelNames: ["tenant", "limit"] as const,
       registers: [registry],
     }),

@@ -1,3 +1,4 @@
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainApiError, BrainClient } from "../../src/client/client.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
@@ -15,7 +16,7 @@ beforeAll(async () => {
     {
       tenants: [
         { id: "acme", api_key_env: "KEY_ACME", requests_per_second: 5 },
-        { id: "globex", api_key_env: "KEY_GLOBEX", max_concurrent_turns: 1 },
+        { id: "globex", api_key_env: "KEY_GLOBEX", max_concurrent_turns: 1, max_event_streams: 2 },
         { id: "initech", api_key_env: "KEY_INITECH" },
       ],
       tools: [
@@ -129,5 +130,49 @@ describe("tenant limits", () => {
     );
     expect(answers.sort()).toEqual([200, "429 too_many_turns"]);
     for (const session of sessions) await globex.close(session.id);
+  });
+
+  it("refuses an event stream past the tenant's max_event_streams with 429 too_many_streams, and no other tenant's", async () => {
+    const globex = brain.client("globex");
+    const session = await globex.createSession();
+    const stream = (key: string) =>
+      request(`${brain.url}/sessions/${session.id}/events`, {
+        headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" },
+      });
+    const held = [await stream(brain.keys.globex), await stream(brain.keys.globex)];
+    expect(held.map((response) => response.statusCode)).toEqual([200, 200]);
+    const refused = await stream(brain.keys.globex);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers["retry-after"]).toBe("1");
+    expect(((await refused.body.json()) as { error: { code: string } }).error.code).toBe("too_many_streams");
+    // reading events as JSON holds no stream
+    expect((await globex.events(session.id)).length).toBeGreaterThan(0);
+    // another tenant opens as many as it likes meanwhile
+    const initech = new BrainClient(brain.url, INITECH_KEY);
+    const theirs = await initech.createSession();
+    const others = await Promise.all(
+      [1, 2, 3].map(() =>
+        request(`${brain.url}/sessions/${theirs.id}/events`, {
+          headers: { authorization: `Bearer ${INITECH_KEY}`, accept: "text/event-stream" },
+        }),
+      ),
+    );
+    expect(others.map((response) => response.statusCode)).toEqual([200, 200, 200]);
+    for (const other of others) other.body.destroy();
+
+    // a stream that closes gives its place back
+    held[0]?.body.destroy();
+    await expect
+      .poll(async () => {
+        const again = await stream(brain.keys.globex);
+        if (again.statusCode === 200) held[0] = again;
+        else await again.body.dump();
+        return again.statusCode;
+      })
+      .toBe(200);
+    for (const response of held) response.body.destroy();
+    const metrics = await (await fetch(`${brain.url}/metrics`)).text();
+    expect(metrics).toMatch(/brain_tenant_limited_total\{tenant="globex",limit="max_event_streams"\} [1-9]/);
+    expect(metrics).not.toMatch(/brain_tenant_limited_total\{tenant="initech"/);
   });
 });
