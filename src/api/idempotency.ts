@@ -99,7 +99,7 @@ export function sendAnswer(res: ServerResponse, answer: Answer): void {
 }
 
 /** JSON with every object's keys in order: two bodies that differ only in field order are one. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_, item: unknown) =>
     item !== null && typeof item === "object" && !Array.isArray(item)
       ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
