@@ -135,8 +135,9 @@ describe("a service that streams 100 MB", () => {
       `${tool}: read ${readMiB.toFixed(2)} MiB, RSS baseline ${(baseline / 1024).toFixed(1)} MiB, peak +${growthMiB.toFixed(1)} MiB, service wrote ${((written.get(path) ?? 0) / 1048576).toFixed(1)} MiB`,
     );
     // The read bytes are garbage once the call ends, but V8 collects only when external memory
-    // passes its own threshold (tens of MiB), so RSS moves by a few MiB up to about 16 with when
-    // it last collected; buffering the stream would take it past 100.
-    expect(growthMiB).toBeLessThan(24);
+    // passes its own threshold (tens of MiB), so RSS moves by a few MiB up to about 24 with when
+    // it last collected (CI saw +24.1); buffering the stream would take it past 100. What Brain
+    // read, above, is the exact measure.
+    expect(growthMiB).toBeLessThan(48);
   });
 });
