@@ -28,6 +28,14 @@ class AnsweredExporter implements SpanExporter {
   async shutdown(): Promise<void> {}
 }
 
+/** The gate stays closed until `ms` from now, and opens then. */
+async function reopensIn(gate: RecordingGate, ms: number): Promise<void> {
+  await vi.advanceTimersByTimeAsync(ms - 1);
+  expect(gate.open).toBe(false);
+  await vi.advanceTimersByTimeAsync(1);
+  expect(gate.open).toBe(true);
+}
+
 /** The gate around a real batch processor: a batch leaves at two ended spans, four fill the queue. */
 function gated(pause: FailurePause = { firstMs: 1000, maxMs: 4000 }, overdueMs = 500, probeSpans = 64) {
   const exporter = new AnsweredExporter();
@@ -91,10 +99,7 @@ describe("RecordingGate", () => {
       end(2);
       await exporter.answer(ExportResultCode.FAILED);
       expect(gate.open).toBe(false);
-      await vi.advanceTimersByTimeAsync(ms - 1);
-      expect(gate.open).toBe(false);
-      await vi.advanceTimersByTimeAsync(1);
-      expect(gate.open).toBe(true);
+      await reopensIn(gate, ms);
     };
     await closedFor(1000);
     await closedFor(2000);
@@ -119,10 +124,7 @@ describe("RecordingGate", () => {
     // the next failure doubles the first pause, not a second one
     end(2);
     await exporter.answer(ExportResultCode.FAILED);
-    await vi.advanceTimersByTimeAsync(1999);
-    expect(gate.open).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(gate.open).toBe(true);
+    await reopensIn(gate, 2000);
   });
 
   it("closes while an export is unanswered past its time, as the exporter retries a collector that is down", async () => {
@@ -145,10 +147,7 @@ describe("RecordingGate", () => {
     await vi.advanceTimersByTimeAsync(3000);
     expect(gate.open).toBe(false);
     await exporter.answer(ExportResultCode.FAILED);
-    await vi.advanceTimersByTimeAsync(999);
-    expect(gate.open).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(gate.open).toBe(true);
+    await reopensIn(gate, 1000);
   });
 
   it("after a pause records only a probe's spans until an export works again", async () => {
@@ -163,10 +162,7 @@ describe("RecordingGate", () => {
     expect(gate.open).toBe(false);
     // the probe failed too: a longer pause, then a probe's worth again
     await exporter.answer(ExportResultCode.FAILED);
-    await vi.advanceTimersByTimeAsync(1999);
-    expect(gate.open).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(gate.open).toBe(true);
+    await reopensIn(gate, 2000);
     end(3);
     expect(gate.open).toBe(false);
     // the collector is back: every span again, past the probe's count
