@@ -1,6 +1,6 @@
 import { ModelError, type ModelProvider } from "../models/provider.js";
 import type { Metrics } from "./metrics.js";
-import { type Span, SpanKind, SpanStatusCode, type Tracing } from "./tracing.js";
+import { type Span, SpanKind, SpanStatusCode, startUnsentSpan, type Tracing } from "./tracing.js";
 
 export interface ModelEntryLabels {
   /** The model entry's name in the host config: what a session names, a bounded set. */
@@ -35,7 +35,8 @@ export function tracedModel(
       recordedCompaction: provider.recordedCompaction.bind(provider),
     }),
     complete: async (request) => {
-      const span = tracing.start(
+      const span = startUnsentSpan(
+        tracing,
         `chat ${entry.model}`,
         parent,
         {

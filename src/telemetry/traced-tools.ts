@@ -1,6 +1,5 @@
 import type { ToolCaller } from "../tools/dispatch.js";
 import type { Metrics } from "./metrics.js";
-import { traceparentOf } from "./trace-context.js";
 import { type Span, SpanKind, SpanStatusCode, type Tracing } from "./tracing.js";
 
 /**
@@ -22,15 +21,9 @@ export function tracedTools(tools: ToolCaller, parent: Span, tracing: Tracing, m
         },
         SpanKind.CLIENT,
       );
-      const traceparent = traceparentOf(span.spanContext());
       metrics.toolCallsInFlight.inc();
       try {
-        // the request as it came when there is no trace to carry (no copy on every call)
-        const result = await tools.call(
-          traceparent || span.isRecording()
-            ? { ...request, span, ...(traceparent && { traceparent }) }
-            : request,
-        );
+        const result = await tools.call(request, span);
         if (span.isRecording()) {
           const outcome = result.error?.code ?? (result.is_error ? "tool_error" : "ok");
           span.setAttribute("brain.tool.outcome", outcome);

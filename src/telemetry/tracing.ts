@@ -134,6 +134,14 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
       if (gate.open) return tracer.startSpan(name, { kind, ...(attributes && { attributes }) }, context);
       // it would not reach the collector: the ids and sampling it would have had, unrecorded
       const parentContext = trace.getSpanContext(context);
+      // a child of a span of ours is sampled as its parent was: every sampler Brain offers decides
+      // all of a trace's spans alike (by the parent, or by the trace id, or always the same)
+      if (parent && "spanContext" in parent && parentContext && isSpanContextValid(parentContext))
+        return trace.wrapSpanContext({
+          traceId: parentContext.traceId,
+          spanId: ids.generateSpanId(),
+          traceFlags: parentContext.traceFlags,
+        });
       const traceId =
         parentContext && isSpanContextValid(parentContext) ? parentContext.traceId : ids.generateTraceId();
       const { decision } = sampler.shouldSample(context, traceId, name, kind, attributes ?? {}, []);
@@ -162,9 +170,8 @@ export function createTracing(settings: ExportSettings | undefined, logger: Logg
 /**
  * `work` in a span of its own under `parent`, which records its failure; when the span would record
  * nothing (nothing is exported, the turn is not sampled, the collector cannot take it), just `work`,
- * with no promise of its own around it (a turn's every append goes through here). While nothing
- * can be recorded it is not even started: unlike a tool call's, an append's span id is sent to no
- * one.
+ * with no promise of its own around it (a turn's every append goes through here), and while nothing
+ * can be recorded not even started.
  */
 export function inSpan<T>(
   tracing: Tracing,
@@ -173,9 +180,22 @@ export function inSpan<T>(
   attributes: Attributes,
   work: () => Promise<T>,
 ): Promise<T> {
-  if (!tracing.recording) return work();
-  const span = tracing.start(name, parent, attributes);
+  const span = startUnsentSpan(tracing, name, parent, attributes);
   return span.isRecording() ? inRecordedSpan(span, work) : work();
+}
+
+/**
+ * A span whose id is sent to no one (an append's, a model call's: a tool call's goes to the
+ * service in its `traceparent`), started only while it could be recorded, else the no-op span.
+ */
+export function startUnsentSpan(
+  tracing: Tracing,
+  name: string,
+  parent: Span,
+  attributes: Attributes,
+  kind?: SpanKind,
+): Span {
+  return tracing.recording ? tracing.start(name, parent, attributes, kind) : NO_SPAN;
 }
 
 async function inRecordedSpan<T>(span: Span, work: () => Promise<T>): Promise<T> {
