@@ -22,10 +22,16 @@ export interface BenchOptions {
   brainRoot: string | undefined;
   /** Overhead: a git revision whose Brain runs beside this one, round for round (an A/B). */
   compare: string | undefined;
+  /** Overhead with `compare`: both Brains export traces to a collector in this state. */
+  collector: CollectorState | undefined;
   /** NODE_OPTIONS for the Brain processes, as an operator would start them: V8 heap flags, say. */
   brainNodeOptions: string | undefined;
   out: string;
 }
+
+/** A collector that takes spans, one that nothing listens for, one that answers every export 500. */
+export const COLLECTOR_STATES = ["up", "down", "500"] as const;
+export type CollectorState = (typeof COLLECTOR_STATES)[number];
 
 const NUMBERS = {
   calls: { flag: "calls", fallback: 2000, min: 100 },
@@ -61,6 +67,9 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   --compare REF          overhead: build git revision REF beside the working tree (kept in the
                          system's temporary directory) and run its Brain against this one, the
                          rounds alternating, so both see the same machine: the A/B of a change
+  --collector STATE      overhead with --compare: both Brains export traces to a collector that
+                         is up, down (nothing listens) or 500 (answers every export 500): the A/B
+                         of a change to the traced path
   --brain-node-options=FLAGS
                          NODE_OPTIONS for every Brain process (not the load generator), as an
                          operator would start it: --brain-node-options=--max-semi-space-size=64, say
@@ -87,6 +96,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
         "cpu-prof": { type: "string" },
         brain: { type: "string" },
         compare: { type: "string" },
+        collector: { type: "string" },
         "brain-node-options": { type: "string" },
         out: { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -107,6 +117,13 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
     }
     numbers[key as keyof typeof NUMBERS] = value;
   }
+  const collector = values.collector as string | undefined;
+  if (collector !== undefined && !(COLLECTOR_STATES as readonly string[]).includes(collector)) {
+    return { ok: false, help: false, problem: `--collector: must be one of ${COLLECTOR_STATES.join(", ")}` };
+  }
+  if (collector !== undefined && values.compare === undefined) {
+    return { ok: false, help: false, problem: "--collector: only with --compare" };
+  }
   const only = typeof values.only === "string" ? values.only.split(",").map((id) => id.trim()) : undefined;
   return {
     ok: true,
@@ -123,6 +140,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       cpuProfDir: values["cpu-prof"] as string | undefined,
       brainRoot: values.brain as string | undefined,
       compare: values.compare as string | undefined,
+      collector: collector as CollectorState | undefined,
       // an empty value is no options, as an empty NODE_OPTIONS is
       brainNodeOptions:
         ((values["brain-node-options"] as string | undefined) ?? env.BENCH_BRAIN_NODE_OPTIONS) || undefined,

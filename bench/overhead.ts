@@ -5,6 +5,7 @@ import { createSession, sendMessage } from "./api.js";
 import { type BenchBrain, ECHO_STEP, FLOOR_ENTRY, startBrainProcess } from "./brain-process.js";
 import { watchEvents } from "./event-stream.js";
 import { mcpClient } from "./mcp-peer.js";
+import type { CollectorState } from "./options.js";
 import { startEchoService, startNode } from "./processes.js";
 import { rawClient } from "./raw-post.js";
 import { type Benchmark, type Figure, versus } from "./section.js";
@@ -63,13 +64,19 @@ export const run: Benchmark = async (context) => {
     ...Array.from({ length: ROUNDS }, () => echoTurn(perRound)).flat(),
   ];
   // the Brains run side by side, so each round measures them under the same machine load: with
-  // --compare this tree's against the reference revision's, otherwise this tree's exporting no
-  // traces, exporting them, exporting to a collector that is down, and to one that answers 500
+  // --compare this tree's against the reference revision's (both exporting to the collector of
+  // --collector, if it is given), otherwise this tree's exporting no traces, exporting them,
+  // exporting to a collector that is down, and to one that answers 500
   const { reference } = context;
+  const { collector: collectorState } = context.options;
+  const collectorUrl = { up: collector.ready, down: down.ready, "500": failing.ready };
+  const compared: Record<string, string> = collectorState
+    ? { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl[collectorState] }
+    : {};
   const brains: BrainSpec[] = reference
     ? [
-        { name: "brain", label: "overhead", env: {} },
-        { name: "reference", label: `overhead-${reference.commit}`, env: {}, root: reference.root },
+        { name: "brain", label: "overhead", env: compared },
+        { name: "reference", label: `overhead-${reference.commit}`, env: compared, root: reference.root },
       ]
     : [
         { name: "brain", label: "overhead", env: {} },
@@ -98,7 +105,10 @@ export const run: Benchmark = async (context) => {
   try {
     context.log(`overhead: warming up the raw and MCP clients (${WARMUP_CALLS} calls each)`);
     await timeEach(WARMUP_CALLS, raw.call);
-    await mcp.session((call) => timeEach(WARMUP_CALLS, call));
+    // in sessions of the warm-up's turn size: the peer's client piles an abort listener a call on
+    // one signal per session (mcp-peer.ts), and Node warned of a leak past 1,500
+    for (let turn = 0; turn < WARMUP_TURNS; turn++)
+      await mcp.session((call) => timeEach(WARMUP_TURN_CALLS, call));
     const measured: SetMeasured[] = [];
     for (let set = 1; set <= sets; set++) {
       const started: { name: string; brain: BenchBrain }[] = [];
@@ -112,7 +122,7 @@ export const run: Benchmark = async (context) => {
         await Promise.allSettled(started.map(({ brain }) => brain.stop()));
       }
     }
-    return report(measured, perRound, reference, sets);
+    return report(measured, perRound, reference, sets, collectorState);
   } finally {
     await Promise.allSettled([raw.close(), echo.stop(), mcpServer.stop(), collector.stop(), failing.stop()]);
   }
@@ -213,6 +223,7 @@ function report(
   perRound: number,
   reference: { commit: string; root: string } | undefined,
   sets: number,
+  collectorState: CollectorState | undefined,
 ) {
   const all = (name: string) => measured.flatMap((set) => set.brains.get(name)?.samples ?? []);
   const rawSummary = summarize(measured.flatMap((set) => set.raw));
@@ -278,6 +289,9 @@ function report(
     );
     notes.push(
       `compare: the Brain of ${reference.commit} (built in ${reference.root}) ran beside this tree's, round for round, each going first in turn; the ratio is this tree's figure over the reference's.`,
+      collectorState
+        ? `both Brains exported traces to a collector that ${{ up: "took them", down: "was down (nothing listened)", "500": "answered every export 500" }[collectorState]}.`
+        : "neither Brain exported traces.",
       `per set, this tree's over the reference's: added latency p50 ${ratios("brain", "reference", addedOf)}; CPU per call ${ratios("brain", "reference", cpuOf)}; main-thread CPU per call ${ratios("brain", "reference", mainThreadCpuOf)}.`,
     );
   } else {

@@ -71,6 +71,27 @@ describe("bench options", () => {
     });
   });
 
+  it("takes the compared Brains' collector only with --compare, and only a state it knows", () => {
+    expect(parseOptions(["--compare", "main", "--collector", "down"], {})).toMatchObject({
+      ok: true,
+      options: { compare: "main", collector: "down" },
+    });
+    expect(parseOptions(["--compare", "main"], {})).toMatchObject({
+      ok: true,
+      options: { collector: undefined },
+    });
+    expect(parseOptions(["--collector", "500"], {})).toEqual({
+      ok: false,
+      help: false,
+      problem: "--collector: only with --compare",
+    });
+    expect(parseOptions(["--compare", "main", "--collector", "slow"], {})).toEqual({
+      ok: false,
+      help: false,
+      problem: "--collector: must be one of up, down, 500",
+    });
+  });
+
   it("refuses a size that is not a whole number, naming the flag and the variable", () => {
     expect(parseOptions(["--sessions", "many"], {})).toEqual({
       ok: false,
