@@ -88,7 +88,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       if (req.method !== "GET") return sendError(res, "method_not_allowed", "use GET", { allow: "GET" });
       return sendJson(res, 200, manifest);
     }
-    const tool = tools.get(decodeURIComponent(url.pathname.slice(basePath.length + 1)));
+    const name = decodedName(url.pathname.slice(basePath.length + 1));
+    const tool = name === undefined ? undefined : tools.get(name);
     if (!tool) return sendError(res, "not_found", `no tool at ${url.pathname}`);
     if (req.method !== "POST") return sendError(res, "method_not_allowed", "use POST", { allow: "POST" });
     await handleToolCall(tool, req, res, callOptions);
@@ -149,4 +150,13 @@ function toolsByName(list: readonly Tool[]): Map<string, Tool> {
     tools.set(tool.name, tool);
   }
   return tools;
+}
+
+/** A tool's name from its path segment; one whose percent-escapes are broken names no tool. */
+function decodedName(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }

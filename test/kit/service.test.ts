@@ -229,6 +229,15 @@ describe("bad requests", () => {
     expect(response.json().error.message).toMatch(message);
   });
 
+  it("answers a tool path with a broken percent-escape 404, as any tool it does not have", async () => {
+    const response = await postCall(at("ech%E0%A4%A"), envelope({ text: "x" }), { token: service.token });
+    expect(response.status).toBe(404);
+    expect(response.json().error.code).toBe("not_found");
+    // and a valid escape still names the tool
+    const escaped = await postCall(at("ech%6F"), envelope({ text: "x" }), { token: service.token });
+    expect(escaped.status).toBe(200);
+  });
+
   it("answers GET on a tool with 405 and lists the tools at the base path", async () => {
     const get = await request(at("echo"), { headers: { authorization: `Bearer ${service.token}` } });
     expect(get.statusCode).toBe(405);
