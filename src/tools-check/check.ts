@@ -78,7 +78,14 @@ const validateManifest = compile<ToolManifest>(ToolManifestSchema);
  */
 async function saysIdempotent(url: string, token: string): Promise<boolean> {
   const parsed = new URL(url);
-  const name = decodeURIComponent(parsed.pathname.split("/").at(-1) ?? "");
+  const segment = parsed.pathname.split("/").at(-1) ?? "";
+  // a broken percent-escape names no tool of any list (the call itself is judged as sent)
+  let name: string;
+  try {
+    name = decodeURIComponent(segment);
+  } catch {
+    return false;
+  }
   parsed.pathname = parsed.pathname.replace(/\/[^/]*$/, "");
   try {
     const response = await fetch(parsed, {

@@ -131,6 +131,13 @@ describe("brain tools check", () => {
     expect(run.stdout).not.toContain("not-the-token");
   });
 
+  it("judges a tool URL whose percent-escape is broken by what the service answers", () => {
+    const run = runBrain(["tools", "check", `${echo.ready}/tools/ech%E0%A4%A`], { BRAIN_TOOLS_KEY: TOKEN });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^FAIL {2}status +/m);
+  });
+
   it.each([
     [[], {}, /give exactly one URL/],
     [["http://127.0.0.1:1/tools/echo"], {}, /BRAIN_TOOLS_KEY is not set/],
