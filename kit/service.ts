@@ -76,7 +76,15 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? "/", "http://service");
+    // answered here rather than by Node, whose answer is a bare status line
+    if (req.headers.host === undefined && req.httpVersion === "1.1")
+      return sendError(res, "invalid_request", "an HTTP/1.1 request needs a Host header");
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://service");
+    } catch {
+      return sendError(res, "invalid_request", "the request target is not a valid path");
+    }
     if (url.pathname === "/healthz" && req.method === "GET") return sendJson(res, 200, { status: "ok" });
     const underBase = url.pathname === basePath || url.pathname.startsWith(`${basePath}/`);
     if (!underBase) {
@@ -96,7 +104,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   };
 
   const sockets = new Set<Socket>();
-  const server = createServer((req, res) => {
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     const handled = route(req, res).catch((error: unknown) => {
       logger.error({ err: error }, "request failed");
       if (!res.headersSent) sendJson(res, 500, { error: { code: "internal", message: "internal error" } });

@@ -4,6 +4,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrainApiError } from "../src/client/client.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
+import { exchangeRaw, rawJsonBody } from "./helpers/raw-http.js";
 import { sendJson, startToolService, type ToolService, textResult } from "./helpers/tool-service.js";
 import { assertGapless, runTurn, storedOnly } from "./helpers/turns.js";
 
@@ -618,20 +619,10 @@ describe("each request's log line and count", () => {
     const labels = 'method="GET",route="(none)",status="400"';
     const before = await counted(labels);
     const traceId = "6b2f1a4d3c5e7f9a0b1c2d3e4f5a6b7c";
-    const { hostname, port } = new URL(brain.url);
-    const reply = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), hostname, () =>
-        socket.write(
-          `GET //[ HTTP/1.1\r\nhost: brain\r\ntraceparent: ${traceparent(traceId)}\r\nconnection: close\r\n\r\n`,
-        ),
-      );
-      let received = "";
-      socket.on("data", (chunk) => {
-        received += chunk;
-      });
-      socket.on("close", () => resolve(received));
-      socket.on("error", reject);
-    });
+    const reply = await exchangeRaw(
+      brain.url,
+      `GET //[ HTTP/1.1\r\nhost: brain\r\ntraceparent: ${traceparent(traceId)}\r\nconnection: close\r\n\r\n`,
+    );
     expect(reply).toMatch(/^HTTP\/1\.1 400 /);
     await expect.poll(() => linesOf(traceId)).toHaveLength(1);
     expect(await counted(labels)).toBe(before + 1);
@@ -641,20 +632,6 @@ describe("each request's log line and count", () => {
 });
 
 describe("HTTP that Node would answer on its own", () => {
-  /** What Brain sends back for `text` written on a raw connection, until it closes. */
-  async function exchange(text: string): Promise<string> {
-    const { hostname, port } = new URL(brain.url);
-    return new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), hostname, () => socket.write(text));
-      let received = "";
-      socket.on("data", (chunk) => {
-        received += chunk;
-      });
-      socket.on("close", () => resolve(received));
-      socket.on("error", reject);
-    });
-  }
-
   it.each([
     ["no Host header", "GET /healthz HTTP/1.1\r\nconnection: close\r\n\r\n", 400, "invalid_request"],
     [
@@ -665,10 +642,9 @@ describe("HTTP that Node would answer on its own", () => {
     ],
     ["CONNECT", "CONNECT 127.0.0.1:22 HTTP/1.1\r\nhost: 127.0.0.1:22\r\n\r\n", 405, "method_not_allowed"],
   ])("answers %s with a JSON error", async (_, text, status, code) => {
-    const reply = await exchange(text);
+    const reply = await exchangeRaw(brain.url, text);
     expect(reply).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
-    const body = JSON.parse(reply.slice(reply.indexOf("\r\n\r\n") + 4));
-    expect(body.error.code).toBe(code);
+    expect(rawJsonBody(reply).error.code).toBe(code);
   });
 });
 

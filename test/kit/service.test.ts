@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearerAuth, defineTool, ToolError, tokenFromEnv } from "../../kit/index.js";
+import { exchangeRaw, rawJsonBody } from "../helpers/raw-http.js";
 import { envelope, type KitService, parseEventStream, postCall, startKitService } from "./kit-service.js";
 
 const strict = { additionalProperties: false } as const;
@@ -236,6 +237,22 @@ describe("bad requests", () => {
     // and a valid escape still names the tool
     const escaped = await postCall(at("ech%6F"), envelope({ text: "x" }), { token: service.token });
     expect(escaped.status).toBe(200);
+  });
+
+  it.each([
+    ["no Host header", "GET /healthz HTTP/1.1\r\nconnection: close\r\n\r\n", /Host header/],
+    [
+      "a request target that is no URL",
+      "GET http://[bad/tools/echo HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+      /not a valid path/,
+    ],
+  ])("answers %s with a JSON error, logging no failure", async (_, text, message) => {
+    const reply = await exchangeRaw(service.url, text);
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+    const { error } = rawJsonBody(reply);
+    expect(error.code).toBe("invalid_request");
+    expect(error.message).toMatch(message);
+    expect(service.logs()).not.toContain("request failed");
   });
 
   it("answers GET on a tool with 405 and lists the tools at the base path", async () => {
