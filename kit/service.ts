@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
+import { answerWhatNodeWould, clientLeft } from "../runtime/http-refusals.js";
 import { AnsweredCalls } from "./answered-calls.js";
 import { bearerAuth } from "./auth.js";
 import { handleToolCall } from "./call.js";
@@ -106,6 +107,12 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   const sockets = new Set<Socket>();
   const server = createServer({ requireHostHeader: false }, (req, res) => {
     const handled = route(req, res).catch((error: unknown) => {
+      const left = clientLeft(req, error);
+      if (left) {
+        logger.debug({ method: req.method, reason: left }, "client left mid-request");
+        res.destroy();
+        return;
+      }
       logger.error({ err: error }, "request failed");
       if (!res.headersSent) sendJson(res, 500, { error: { code: "internal", message: "internal error" } });
       else res.destroy();
@@ -113,6 +120,7 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
     inFlight.add(handled);
     handled.finally(() => inFlight.delete(handled));
   });
+  answerWhatNodeWould(server);
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));

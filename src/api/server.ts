@@ -1,10 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { Duplex } from "node:stream";
+import { answerWhatNodeWould, clientLeft } from "../../runtime/http-refusals.js";
 import { StoreUnavailableError } from "../store/store.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
 import { type Authenticator, bearerToken } from "./auth.js";
-import { answerClientError, rawErrorResponse } from "./client-error.js";
 import { ApiError } from "./errors.js";
 import { sendError } from "./http.js";
 import type { InspectionGrants } from "./inspection.js";
@@ -23,9 +22,6 @@ export interface ServerDeps {
   requestTimeoutMs: number;
 }
 
-/** What reading a request throws when its client hung up, or Node timed it out, mid-body. */
-const CLIENT_LEFT = new Set(["ECONNRESET", "ERR_STREAM_PREMATURE_CLOSE"]);
-
 const UNAUTHORIZED = new ApiError("unauthorized", "send Authorization: Bearer followed by your API key");
 
 /** The HTTP server: match the route, authenticate, run the handler; every failure is a JSON error. */
@@ -42,11 +38,10 @@ export function createApiServer(deps: ServerDeps): Server {
     (req, res) => {
       handleRequest(req, res, deps).catch((error) => {
         const route = req.url?.split("?")[0];
-        // a client that hung up (or was timed out) mid-request is no failure of Brain's, and
-        // logging it as one would let any client flood the error log
-        if (req.destroyed && CLIENT_LEFT.has(errorCode(error))) {
+        const left = clientLeft(req, error);
+        if (left) {
           deps.logger.debug(
-            { method: req.method, route, reason: errorCode(error), ...clientTrace(req) },
+            { method: req.method, route, reason: left, ...clientTrace(req) },
             "client left mid-request",
           );
           res.destroy();
@@ -65,21 +60,9 @@ export function createApiServer(deps: ServerDeps): Server {
       });
     },
   );
-  server.on("clientError", answerClientError);
-  // what Node would otherwise answer with a bare status line, or by closing the connection
-  server.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) =>
-    sendError(res, new ApiError("invalid_request", "Expect: only 100-continue is understood")),
-  );
-  server.on("connect", (_req: IncomingMessage, socket: Duplex) =>
-    socket.end(rawErrorResponse(new ApiError("method_not_allowed", "CONNECT is not served here"))),
-  );
+  answerWhatNodeWould(server);
   server.keepAliveTimeout = 10_000;
   return server;
-}
-
-function errorCode(error: unknown): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === "string" ? code : String(error);
 }
 
 async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: ServerDeps): Promise<void> {

@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import { connect } from "node:net";
 import { Type } from "@sinclair/typebox";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -240,18 +242,38 @@ describe("bad requests", () => {
   });
 
   it.each([
-    ["no Host header", "GET /healthz HTTP/1.1\r\nconnection: close\r\n\r\n", /Host header/],
+    ["no Host header", "GET /healthz HTTP/1.1\r\nconnection: close\r\n\r\n", 400, "invalid_request"],
     [
       "a request target that is no URL",
       "GET http://[bad/tools/echo HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
-      /not a valid path/,
+      400,
+      "invalid_request",
     ],
-  ])("answers %s with a JSON error, logging no failure", async (_, text, message) => {
+    [
+      "an expectation other than 100-continue",
+      "GET /healthz HTTP/1.1\r\nhost: x\r\nexpect: tea\r\nconnection: close\r\n\r\n",
+      400,
+      "invalid_request",
+    ],
+    ["CONNECT", "CONNECT 127.0.0.1:22 HTTP/1.1\r\nhost: 127.0.0.1:22\r\n\r\n", 405, "method_not_allowed"],
+    ["malformed HTTP", "GET /healthz HTTP/1.1\r\nhost x\r\n\r\n", 400, "invalid_request"],
+  ])("answers %s with a JSON error, logging no failure", async (_, text, status, code) => {
     const reply = await exchangeRaw(service.url, text);
-    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
-    const { error } = rawJsonBody(reply);
-    expect(error.code).toBe("invalid_request");
-    expect(error.message).toMatch(message);
+    expect(reply).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(rawJsonBody(reply).error.code).toBe(code);
+    expect(service.logs()).not.toContain("request failed");
+  });
+
+  it("logs a caller that leaves mid-body at debug, not as a failure", async () => {
+    const { hostname, port } = new URL(service.url);
+    const arrived = once(service.server, "request");
+    const socket = connect(Number(port), hostname);
+    socket.write(
+      `POST /tools/echo HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${service.token}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"call_id":`,
+    );
+    await arrived;
+    socket.destroy();
+    await expect.poll(() => service.logs()).toContain("client left mid-request");
     expect(service.logs()).not.toContain("request failed");
   });
 
