@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
 import { answerWhatNodeWould, clientLeft } from "../runtime/http-refusals.js";
+import { percentDecoded } from "../runtime/percent-decoding.js";
 import { AnsweredCalls } from "./answered-calls.js";
 import { bearerAuth } from "./auth.js";
 import { handleToolCall } from "./call.js";
@@ -97,7 +98,8 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       if (req.method !== "GET") return sendError(res, "method_not_allowed", "use GET", { allow: "GET" });
       return sendJson(res, 200, manifest);
     }
-    const name = decodedName(url.pathname.slice(basePath.length + 1));
+    // a broken percent-escape names no tool
+    const name = percentDecoded(url.pathname.slice(basePath.length + 1));
     const tool = name === undefined ? undefined : tools.get(name);
     if (!tool) return sendError(res, "not_found", `no tool at ${url.pathname}`);
     if (req.method !== "POST") return sendError(res, "method_not_allowed", "use POST", { allow: "POST" });
@@ -166,13 +168,4 @@ function toolsByName(list: readonly Tool[]): Map<string, Tool> {
     tools.set(tool.name, tool);
   }
   return tools;
-}
-
-/** A tool's name from its path segment; one whose percent-escapes are broken names no tool. */
-function decodedName(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
 }

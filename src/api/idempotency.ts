@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
+import { percentDecoded } from "../../runtime/percent-decoding.js";
 import type { Store } from "../store/store.js";
 import { ApiError } from "./errors.js";
 import { sendJson } from "./http.js";
@@ -42,7 +43,9 @@ export async function answerOnce(
   }
   // the request as it is meant: fields in any order, the path with its escapes undone
   const fingerprint = createHash("sha256")
-    .update(`${ctx.req.method} ${decodedPath(ctx.url.pathname)}\n${canonicalJson(body)}`)
+    .update(
+      `${ctx.req.method} ${percentDecoded(ctx.url.pathname) ?? ctx.url.pathname}\n${canonicalJson(body)}`,
+    )
     .digest("base64url");
   const now = Date.now();
   const held = await store.claimIdempotencyKey({
@@ -105,13 +108,4 @@ function canonicalJson(value: unknown): string {
       ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : item,
   );
-}
-
-/** The path with its percent-escapes undone where they are valid: ses%5F1 and ses_1 are one session. */
-function decodedPath(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TSchema } from "@sinclair/typebox";
+import { percentDecoded } from "../../runtime/percent-decoding.js";
 import type { InspectionPrincipal } from "./inspection.js";
 
 export type Method = "GET" | "POST" | "DELETE";
@@ -70,12 +71,12 @@ export class Router {
             matches = false;
             break;
           }
-          try {
-            params[segment.slice(1, -1)] = decodeURIComponent(part);
-          } catch {
+          const decoded = percentDecoded(part);
+          if (decoded === undefined) {
             matches = false;
             break;
           }
+          params[segment.slice(1, -1)] = decoded;
         } else if (segment !== part) {
           matches = false;
           break;

@@ -1,3 +1,4 @@
+import { percentDecoded } from "../../runtime/percent-decoding.js";
 import type { FailurePause } from "./recording-gate.js";
 
 /**
@@ -142,12 +143,7 @@ function keyValues(
   for (const item of raw.split(",")) {
     const at = item.indexOf("=");
     const key = item.slice(0, Math.max(at, 0)).trim();
-    let value: string | undefined;
-    try {
-      value = decodeURIComponent(item.slice(at + 1).trim());
-    } catch {
-      value = undefined;
-    }
+    const value = percentDecoded(item.slice(at + 1).trim());
     if (at <= 0 || !key || value === undefined) {
       problems.push(`${name}: each entry must be key=value with a URL-encoded value`);
       return undefined;

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { type ToolManifest, ToolManifestSchema } from "../../protocol/manifest.js";
 import { compileToolSchema } from "../../protocol/tool-schemas.js";
 import { check, compile } from "../../protocol/validation.js";
+import { percentDecoded } from "../../runtime/percent-decoding.js";
 import { type ExchangeOptions, exchange } from "./exchange.js";
 import { type Observation, TOOL_SERVICE_RULES } from "./rules.js";
 
@@ -78,14 +79,9 @@ const validateManifest = compile<ToolManifest>(ToolManifestSchema);
  */
 async function saysIdempotent(url: string, token: string): Promise<boolean> {
   const parsed = new URL(url);
-  const segment = parsed.pathname.split("/").at(-1) ?? "";
   // a broken percent-escape names no tool of any list (the call itself is judged as sent)
-  let name: string;
-  try {
-    name = decodeURIComponent(segment);
-  } catch {
-    return false;
-  }
+  const name = percentDecoded(parsed.pathname.split("/").at(-1) ?? "");
+  if (name === undefined) return false;
   parsed.pathname = parsed.pathname.replace(/\/[^/]*$/, "");
   try {
     const response = await fetch(parsed, {
