@@ -106,7 +106,9 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
   keepAlive.unref();
   res.on("close", end);
   options.endSignal?.addEventListener("abort", end, { once: true });
-  if (options.endSignal?.aborted) return end();
+  // a client that left while the route read the store closed its response before `close` was
+  // listened to: nothing would ever end the stream, and it would hold its place for good
+  if (res.destroyed || options.endSignal?.aborted) return end();
 
   // the history is paced by the client: a write that fills the buffer waits until it drains
   const paced = async (event: SessionEvent, frame: string): Promise<boolean> => {
