@@ -375,6 +375,19 @@ describe("brain -check", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("Unknown option");
   });
+
+  it("answers a command named like a property every object has as the unknown command it is", () => {
+    for (const name of ["constructor", "toString", "__proto__"]) {
+      const run = runBrain([name]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(
+        new RegExp(`^brain: unknown command "${name}"\n\nbrain — an agent server\n`),
+      );
+    }
+    const tools = runBrain(["tools", "toString"]);
+    expect(tools.code).toBe(2);
+    expect(tools.stderr).toMatch(/^brain tools: unknown subcommand "toString"\n/);
+  });
 });
 
 describe("defaults", () => {

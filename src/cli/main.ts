@@ -30,7 +30,8 @@ function version(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const command = argv[0] === undefined ? undefined : COMMANDS[argv[0]];
+  // own properties only: `brain constructor` is an unknown command, not Object's constructor
+  const command = argv[0] !== undefined && Object.hasOwn(COMMANDS, argv[0]) ? COMMANDS[argv[0]] : undefined;
   if (command) return (await command.load()).run(argv.slice(1));
 
   let parsed: ReturnType<typeof parseOptions>;

@@ -13,7 +13,7 @@ const SUBCOMMANDS: Record<string, () => Promise<{ run: (args: string[]) => Promi
 
 export async function run(args: string[]): Promise<number> {
   const [name, ...rest] = args;
-  const load = name === undefined ? undefined : SUBCOMMANDS[name];
+  const load = name !== undefined && Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
   if (load) return (await load()).run(rest);
   if (name === "--help" || name === "-h" || name === "-help") {
     process.stdout.write(`${HELP}\n`);
