@@ -113,6 +113,28 @@ describe("brain chat", needs("tmux"), () => {
     await shows(terminal, "left session");
   });
 
+  it("answers a call that waited for approval before the chat was resumed", async () => {
+    const client = gated.brain.client();
+    const session = await client.createSession({
+      tools: ["guarded"],
+      script: [{ tool_calls: [{ name: "guarded", arguments: {} }] }, { text: "approved: {{result}}" }],
+    });
+    await client.sendMessage(session.id, "go");
+    await expect
+      .poll(async () =>
+        (await client.events(session.id)).some((event) => event.type === "tool.approval_requested"),
+      )
+      .toBe(true);
+
+    const resumed = await chat("--session", session.id, "--key-env", "CHAT_KEY");
+    await shows(resumed, "? guarded waits for your approval");
+    await resumed.type("/approve");
+    await shows(resumed, /← guarded ok/);
+    await shows(resumed, "brain › approved: guarded work done");
+    await resumed.press("C-d");
+    await shows(resumed, "left session");
+  });
+
   it("refuses what it cannot do, saying why", async () => {
     const terminal = await chat("--session", "ses_x", "--tools", "slow", "--key-env", "CHAT_KEY");
     await shows(terminal, "brain chat: --tools and --model choose a new session's");

@@ -2,6 +2,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { BrainClient, type Session, type StreamStatus } from "../client/client.js";
 import { formatEvent } from "../client/format-event.js";
+import { ChatState } from "./chat-state.js";
 import { ChatView } from "./chat-view.js";
 import { httpUrlProblem } from "./command-line.js";
 import {
@@ -43,8 +44,6 @@ Options:
 
 const CHAT_HELP = `/tools  the session's tools · /events  its stored events · /approve, /deny [reason]  answer a call that waits · /close  close it and leave · /help  this
 Ctrl-C interrupts a running turn; a second Ctrl-C, or Ctrl-D, leaves`;
-
-const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
 
 interface ChatOptions {
   client: BrainClient;
@@ -121,15 +120,18 @@ async function chat(client: BrainClient, session: Session, io: CommandIo): Promi
   const view = new ChatView(io.stdout);
   io.stdout(`session ${session.id} · /help for commands\n`);
   const history = await readAllEvents(client, session.id);
-  for (const event of history) view.show(event);
-  let running = session.status === "running";
+  // from the history, not the session's status: the turn may have ended since that was read
+  const state = new ChatState();
+  for (const event of history) {
+    view.show(event);
+    state.follow(event);
+  }
+  const { waiting } = state;
   let interrupting = false;
-  /** The calls that wait for a person's answer, as the stream has shown them. */
-  const waiting = new Set<string>();
   const leaving = new AbortController();
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: "> " });
   const prompt = () => {
-    if (!running && !leaving.signal.aborted) rl.prompt();
+    if (!state.running && !leaving.signal.aborted) rl.prompt();
   };
   const leave = () => {
     if (leaving.signal.aborted) return;
@@ -154,11 +156,7 @@ async function chat(client: BrainClient, session: Session, io: CommandIo): Promi
     });
     for await (const event of stream) {
       view.show(event);
-      if (event.type === "tool.approval_requested") waiting.add(event.data.call_id);
-      if (event.type === "tool.approval" || event.type === "tool.result") waiting.delete(event.data.call_id);
-      if (event.type === "turn.started") running = true;
-      if (TURN_ENDS.has(event.type)) {
-        running = false;
+      if (state.follow(event)) {
         interrupting = false;
         prompt();
       }
@@ -217,20 +215,20 @@ async function chat(client: BrainClient, session: Session, io: CommandIo): Promi
       io.stdout(`  unknown command ${text.split(/\s/)[0]}: ${CHAT_HELP}\n`);
       return prompt();
     }
-    if (running) {
+    if (state.running) {
       io.stdout("  (a turn is running: wait for it, or Ctrl-C to interrupt it)\n");
       return;
     }
-    running = true;
+    state.running = true;
     attempt(
       client.sendMessage(session.id, line).catch((error: unknown) => {
-        running = false;
+        state.running = false;
         throw error;
       }),
     );
   });
   rl.on("SIGINT", () => {
-    if (running && !interrupting) {
+    if (state.running && !interrupting) {
       interrupting = true;
       io.stdout("\n  (interrupting; Ctrl-C again leaves)\n");
       attempt(client.interrupt(session.id));
