@@ -4,7 +4,7 @@ import type { ResultObject } from "../protocol/result.js";
 import { describeErrors } from "../protocol/validation.js";
 import type { AnsweredCalls, Claim } from "./answered-calls.js";
 import { EventStreamResponse } from "./event-stream.js";
-import { readJsonBody, sendError, sendJson } from "./http.js";
+import { readJsonBody, refuseStopping, sendError, sendJson } from "./http.js";
 import { createInspector } from "./inspection.js";
 import { errorResult, OutcomeUnknown, returnedToResult, thrownToResult } from "./result.js";
 import type { Tool, ToolContext } from "./tool.js";
@@ -96,6 +96,9 @@ export async function handleToolCall(
     }
   }
   try {
+    // past the last wait before the handler: a call whose body or claim was still pending when the
+    // service began stopping has not started, so it is refused as one that came after
+    if (options.stopping.aborted) return await refuseStopping(req, res);
     await runToolCall(tool, envelope, idempotencyKey, res, options, (result) => {
       if (claim?.kind === "run") claim.settle(result);
     });
@@ -123,7 +126,10 @@ async function runToolCall(
   });
   const controller = new AbortController();
   const onStopping = () => controller.abort(options.stopping.reason);
-  options.stopping.addEventListener("abort", onStopping, { once: true });
+  // a listener added to an aborted signal never fires. Not AbortSignal.any: on Node 20 the service's
+  // signal, which lives as long as the service, would keep every call's signal (nodejs/node#55351)
+  if (options.stopping.aborted) onStopping();
+  else options.stopping.addEventListener("abort", onStopping, { once: true });
   res.once("close", () => {
     if (!res.writableFinished) controller.abort(new CallerGone());
   });

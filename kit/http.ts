@@ -1,16 +1,30 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { finished } from "node:stream/promises";
 import { ERROR_STATUS, type ErrorCode } from "../protocol/errors.js";
 
-/** The codes of the kit's HTTP error answers, `{"error": {"code", "message"}}`: the protocol's own. */
-export type HttpErrorCode = Extract<
-  ErrorCode,
-  | "unauthorized"
-  | "not_found"
-  | "method_not_allowed"
-  | "unsupported_media_type"
-  | "payload_too_large"
-  | "invalid_request"
->;
+/**
+ * The codes of the kit's HTTP error answers, `{"error": {"code", "message"}}`: the protocol's own,
+ * and `service_stopping`, which only a tool service answers.
+ */
+export type HttpErrorCode =
+  | Extract<
+      ErrorCode,
+      | "unauthorized"
+      | "not_found"
+      | "method_not_allowed"
+      | "unsupported_media_type"
+      | "payload_too_large"
+      | "invalid_request"
+    >
+  | "service_stopping";
+
+const STATUS: Readonly<Record<HttpErrorCode, number>> = {
+  ...ERROR_STATUS,
+  // a 4xx, not 503: Brain takes a 5xx for "the tool may have run" and a 4xx for "the tool did not
+  // run" (docs/protocol.md, The answer), and the call was not started. 421 is the status a client
+  // may send again on another connection whatever its method (RFC 9110 §15.5.20).
+  service_stopping: 421,
+};
 
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
@@ -29,11 +43,26 @@ export function sendError(
   headers: Record<string, string> = {},
 ): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  sendJson(res, ERROR_STATUS[code], { error: { code, message } });
+  sendJson(res, STATUS[code], { error: { code, message } });
 }
 
 export function sendUnauthorized(res: ServerResponse): void {
   sendError(res, "unauthorized", "no or wrong bearer token", { "www-authenticate": "Bearer" });
+}
+
+/**
+ * Refuse a request that came after the service began stopping, before any handler ran for it, and
+ * close its connection: Brain sends calls on connections it keeps alive, and Node's server.close()
+ * leaves those open.
+ */
+export async function refuseStopping(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // read the body to its end first: closing a socket with bytes unread resets it, and the caller
+  // would see its connection lost instead of this answer
+  req.resume();
+  await finished(req);
+  sendError(res, "service_stopping", "the tool service is stopping; this call was not started: call again", {
+    connection: "close",
+  });
 }
 
 export class BodyTooLarge extends Error {

@@ -6,7 +6,7 @@ import { percentDecoded } from "../runtime/percent-decoding.js";
 import { AnsweredCalls } from "./answered-calls.js";
 import { bearerAuth } from "./auth.js";
 import { handleToolCall } from "./call.js";
-import { sendError, sendJson, sendUnauthorized } from "./http.js";
+import { refuseStopping, sendError, sendJson, sendUnauthorized } from "./http.js";
 import { createServiceLogger } from "./logger.js";
 import { manifestOf } from "./manifest.js";
 import type { Tool } from "./tool.js";
@@ -49,7 +49,10 @@ export interface RunningService {
    * and go at run time: the MCP bridge). Calls already running finish on the tool they started with.
    */
   setTools(tools: readonly Tool[]): void;
-  /** Stop accepting, fire every handler's signal, let them finish (bounded), then drop connections. */
+  /**
+   * Stop accepting, refuse new requests on open connections (`service_stopping`), fire every
+   * handler's signal, let them finish (bounded), then drop connections.
+   */
   close(): Promise<void>;
 }
 
@@ -78,6 +81,9 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // server.close() leaves kept-alive connections open, and a request on one would run only to
+    // have its socket destroyed when close() ends
+    if (stopping.signal.aborted) return refuseStopping(req, res);
     // answered here rather than by Node, whose answer is a bare status line
     if (req.headers.host === undefined && req.httpVersion === "1.1")
       return sendError(res, "invalid_request", "an HTTP/1.1 request needs a Host header");
@@ -154,11 +160,16 @@ export async function serve(options: ServeOptions): Promise<RunningService> {
       const grace = new Promise<void>((resolve) =>
         setTimeout(resolve, options.closeGraceMs ?? 5_000).unref(),
       );
-      await Promise.race([Promise.allSettled([...inFlight]), grace]);
+      await Promise.race([allSettled(inFlight), grace]);
       for (const socket of sockets) socket.destroy();
       await closed;
     },
   };
+}
+
+/** Every request's end, those that come while waiting included: a refusal is sent, not cut. */
+async function allSettled(requests: Set<Promise<void>>): Promise<void> {
+  while (requests.size > 0) await Promise.allSettled([...requests]);
 }
 
 function toolsByName(list: readonly Tool[]): Map<string, Tool> {
