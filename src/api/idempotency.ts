@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { percentDecoded } from "../../runtime/percent-decoding.js";
-import type { Store } from "../store/store.js";
+import { type Store, StoreUnavailableError } from "../store/store.js";
 import { ApiError } from "./errors.js";
 import { sendJson } from "./http.js";
 import type { RequestContext } from "./router.js";
@@ -80,20 +80,53 @@ export async function answerOnce(
       headers: { ...kept.headers, "idempotent-replayed": "true" },
     };
   }
+  // past this, a retry takes the key for abandoned and runs the request again
+  const settleBy = now + ABANDONED_MS;
+  const release = () => store.releaseIdempotencyKey(ctx.tenantId, header);
   let answer: Answer;
   try {
     answer = await run();
   } catch (error) {
-    await store.releaseIdempotencyKey(ctx.tenantId, header).catch(() => undefined);
+    // the request's own error is what the client hears, whatever the release met
+    await settleKey(release, settleBy).catch(() => undefined);
     throw error;
   }
   if (answer.status >= 200 && answer.status < 300) {
     const kept = JSON.stringify({ body: answer.body, ...(answer.headers && { headers: answer.headers }) });
-    await store.answerIdempotencyKey(ctx.tenantId, header, { status: answer.status, body: kept });
+    // done is done: a store that cannot keep the answer now must not turn it into a 503 that says
+    // nothing happened; retries are told the request still runs until the answer is kept
+    await settleKey(
+      () => store.answerIdempotencyKey(ctx.tenantId, header, { status: answer.status, body: kept }),
+      settleBy,
+    );
   } else {
-    await store.releaseIdempotencyKey(ctx.tenantId, header);
+    await settleKey(release, settleBy);
   }
   return answer;
+}
+
+/** Settle a claimed key now, or, while the store cannot be reached, in the background. */
+async function settleKey(settle: () => Promise<void>, by: number): Promise<void> {
+  try {
+    await settle();
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    settleKeyLater(settle, by);
+  }
+}
+
+/**
+ * Settle a claimed key in the background, trying again while the store cannot be reached and
+ * the key is not yet taken for abandoned: a key left claimed would answer every retry "still
+ * running" until then, and a request that was done would then run again.
+ */
+function settleKeyLater(settle: () => Promise<void>, by: number, waitMs = 100): void {
+  if (Date.now() + waitMs > by) return;
+  setTimeout(() => {
+    settle().catch((error: unknown) => {
+      if (error instanceof StoreUnavailableError) settleKeyLater(settle, by, Math.min(waitMs * 2, 2000));
+    });
+  }, waitMs).unref();
 }
 
 export function sendAnswer(res: ServerResponse, answer: Answer): void {

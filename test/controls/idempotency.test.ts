@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteStore } from "../../src/store/sqlite.js";
+import { StoreUnavailableError } from "../../src/store/store.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
 import { waitForEvents } from "../helpers/turns.js";
 
@@ -128,5 +130,91 @@ describe("Idempotency-Key", () => {
     const answer = await post("/sessions", {}, "has spaces");
     expect([answer.status, answer.json.error.code]).toEqual([400, "invalid_request"]);
     expect((await post("/sessions", {}, "x".repeat(256))).status).toBe(400);
+  });
+});
+
+describe("Idempotency-Key, with a store that cannot keep an answer for a while", () => {
+  // the store's answers to settle a key fail as an unreachable PostgreSQL's do, `failing` times
+  let failing = 0;
+  let flaky: TestBrain;
+  beforeAll(async () => {
+    flaky = await startBrain(undefined, {
+      start: {
+        openStore: (path) =>
+          new Proxy(new SqliteStore(path), {
+            get(target, name) {
+              const own = Reflect.get(target, name);
+              if (typeof own !== "function") return own;
+              if (name !== "answerIdempotencyKey" && name !== "releaseIdempotencyKey")
+                return own.bind(target);
+              return (...args: unknown[]) => {
+                if (failing === 0) return own.apply(target, args);
+                failing -= 1;
+                return Promise.reject(
+                  new StoreUnavailableError("PostgreSQL cannot be reached; nothing was lost"),
+                );
+              };
+            },
+          }),
+      },
+    });
+  });
+  afterAll(async () => flaky?.stop());
+
+  const postTo = async (body: unknown, key: string) => {
+    const res = await fetch(`${flaky.url}/sessions`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${flaky.keys.acme}`,
+        "content-type": "application/json",
+        "idempotency-key": key,
+      },
+      body: JSON.stringify(body),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: a test reads the answers' fields
+    return { status: res.status, headers: res.headers, json: (await res.json()) as any };
+  };
+
+  it("answers what was done, and keeps the answer for a retry once the store takes it: one session", async () => {
+    const key = randomUUID();
+    const body = { config: { metadata: { flaky: 1 } } };
+    failing = 2;
+    const first = await postTo(body, key);
+    expect(first.status).toBe(201);
+    // until the answer is kept a retry is told to wait; then it gets the first answer again
+    let again = await postTo(body, key);
+    while (again.status === 409) {
+      expect(again.json.error.code).toBe("idempotency_key_in_use");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      again = await postTo(body, key);
+    }
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.json.id).toBe(first.json.id);
+    const listed = await flaky.client().listSessions({ limit: 100 });
+    expect(listed.sessions.filter((s) => s.config.metadata.flaky === 1)).toHaveLength(1);
+  });
+
+  it("frees the key of a refused request once the store takes it, so it may be sent again", async () => {
+    const key = randomUUID();
+    const session = await flaky.client().createSession();
+    await flaky.client().close(session.id);
+    const message = (k: string) =>
+      fetch(`${flaky.url}/sessions/${session.id}/messages`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${flaky.keys.acme}`,
+          "content-type": "application/json",
+          "idempotency-key": k,
+        },
+        body: JSON.stringify({ content: "hello" }),
+      });
+    failing = 1;
+    const refused = await message(key);
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("session_closed");
+    await expect
+      .poll(async () => ((await (await message(key)).json()) as { error: { code: string } }).error.code)
+      .toBe("session_closed");
   });
 });
