@@ -22,7 +22,7 @@ const STATUS: Readonly<Record<HttpErrorCode, number>> = {
   ...ERROR_STATUS,
   // a 4xx, not 503: Brain takes a 5xx for "the tool may have run" and a 4xx for "the tool did not
   // run" (docs/protocol.md, The answer), and the call was not started. 421 is the status a client
-  // may send again on another connection whatever its method (RFC 9110 §15.5.20).
+  // may send again on another connection whatever its method (RFC 9110, section 15.5.20).
   service_stopping: 421,
 };
 
