@@ -3,8 +3,7 @@ import type { HostList } from "./address-policy.js";
 import type { FetchLimits } from "./config.js";
 import { fail, type Outcome, ok } from "./errors.js";
 import { AddressRefused } from "./guarded-agent.js";
-import { RobotsRules } from "./robots.js";
-import { readBounded } from "./search/provider.js";
+import { type RobotsAnswer, RobotsRules } from "./robots.js";
 import { checkUrl } from "./url-policy.js";
 
 /** The kinds of content a fetch reads; anything else is refused before its body is downloaded. */
@@ -30,6 +29,7 @@ export type FetchProgress =
   | { stage: "downloading"; url: string; bytes: number };
 
 const ROBOTS_MAX_BYTES = 512 * 1024; // RFC 9309 asks crawlers to read at least 500 KiB
+const ROBOTS_MAX_REDIRECTS = 5; // RFC 9309 asks crawlers to follow at least five
 const PROGRESS_EVERY_BYTES = 256 * 1024;
 
 export function contentKind(mediaType: string): ContentKind | undefined {
@@ -105,8 +105,8 @@ export class PageFetcher {
         signal,
         dispatcher: this.agent,
       });
-      const location = response.headers.get("location");
-      if (response.status >= 300 && response.status < 400 && location !== null) {
+      const location = redirectLocation(response);
+      if (location !== null) {
         await response.body?.cancel();
         if (redirects >= this.limits.maxRedirects) {
           return fail(
@@ -160,17 +160,54 @@ export class PageFetcher {
   /**
    * robots.txt through the same Agent, so it is address-checked too. A failure to connect is
    * thrown, not read as "no robots.txt": the page itself is then reported as unreachable, refused
-   * or unknown, which says more than a robots refusal would.
+   * or unknown, which says more than a robots refusal would. Redirects are followed here, not by
+   * undici, so that each hop's URL is checked as a page's hops are.
    */
-  private async readRobots(url: URL, signal: AbortSignal) {
-    const response = await fetch(url, {
-      headers: { "user-agent": this.limits.userAgent },
-      signal,
-      dispatcher: this.agent,
-    });
-    const bytes = await readBounded(response, ROBOTS_MAX_BYTES);
-    return { status: response.status, text: bytes ? new TextDecoder().decode(bytes) : "" };
+  private async readRobots(robotsUrl: URL, signal: AbortSignal): Promise<RobotsAnswer> {
+    let next = robotsUrl.href;
+    for (let redirects = 0; ; redirects++) {
+      const checked = checkUrl(next, this.deny);
+      // A hop this service refuses (a denied name, credentials, not http) ends the chain unread,
+      // which RFC 9309 §2.3.1.2 lets a crawler take as "unavailable", like a 4xx: the site did
+      // answer, so it is not the server or network error that would close the whole site.
+      if (!checked.ok) return "unavailable";
+      let response: Awaited<ReturnType<typeof fetch>>;
+      try {
+        response = await fetch(checked.value, {
+          headers: { "user-agent": this.limits.userAgent },
+          redirect: "manual",
+          signal,
+          dispatcher: this.agent,
+        });
+      } catch (error) {
+        // a refused address after a redirect is the same refusal; at the first hop it is the
+        // page's own host, and is reported as the page's
+        if (redirects > 0 && refusedAddress(error)) return "unavailable";
+        throw error;
+      }
+      const location = redirectLocation(response);
+      if (location !== null) {
+        await response.body?.cancel();
+        if (redirects >= ROBOTS_MAX_REDIRECTS || !URL.canParse(location, checked.value.href)) {
+          return "unavailable";
+        }
+        next = new URL(location, checked.value).href;
+        continue;
+      }
+      const { body, truncated } = await readCapped(response, ROBOTS_MAX_BYTES, () => {});
+      return { status: response.status, text: new TextDecoder().decode(wholeLines(body, truncated)) };
+    }
   }
+}
+
+/** Where a 3xx answer points, or null when the answer is not a redirect to be followed. */
+function redirectLocation(response: Awaited<ReturnType<typeof fetch>>): string | null {
+  return response.status >= 300 && response.status < 400 ? response.headers.get("location") : null;
+}
+
+/** A cut robots.txt up to its last line break, so a rule cut in two is not read as a shorter one. */
+function wholeLines(body: Uint8Array, truncated: boolean): Uint8Array {
+  return truncated ? body.subarray(0, body.lastIndexOf(0x0a) + 1) : body;
 }
 
 /** The body up to `maxBytes` (cut there, never refused), reporting progress every 256 KiB. */
@@ -201,15 +238,26 @@ async function readCapped(
   }
 }
 
-/** A failed fetch as the model reads it: refused address, no such host, no connection. */
-function failureOf(error: unknown): Outcome<never> {
+/** The guarded Agent's refusal, when that is what a fetch failed with (undici wraps it). */
+function refusedAddress(error: unknown): AddressRefused | undefined {
   let cause: unknown = error;
   for (let depth = 0; depth < 5 && cause; depth++) {
-    if (cause instanceof AddressRefused) {
-      return fail("address_refused", `${cause.message}: the service fetches public addresses only`, {
-        host: cause.host,
-      });
-    }
+    if (cause instanceof AddressRefused) return cause;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** A failed fetch as the model reads it: refused address, no such host, no connection. */
+function failureOf(error: unknown): Outcome<never> {
+  const refused = refusedAddress(error);
+  if (refused) {
+    return fail("address_refused", `${refused.message}: the service fetches public addresses only`, {
+      host: refused.host,
+    });
+  }
+  let cause: unknown = error;
+  for (let depth = 0; depth < 5 && cause; depth++) {
     const code = (cause as { code?: unknown }).code;
     if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "ENODATA") {
       return fail("dns_failed", `the host name does not resolve (${code})`);

@@ -6,16 +6,21 @@ interface Robots {
 // a CommonJS function whose types declare it an ES default export
 const robotsParser = robotsParserModule as unknown as (url: string, text: string) => Robots;
 
-/** What a robots.txt fetch came back with: a status and the text. */
-export type RobotsAnswer = { status: number; text: string };
+/**
+ * What a robots.txt fetch came back with: a status and the text, or "unavailable" when it was not
+ * read to the end of its redirects (RFC 9309 §2.3.1.2 lets a crawler take that as a 4xx).
+ */
+export type RobotsAnswer = { status: number; text: string } | "unavailable";
 
 type Verdict = { kind: "rules"; rules: Robots } | { kind: "allow" } | { kind: "disallow" };
 
 /**
- * As RFC 9309 says: 2xx has rules, 4xx means none, 5xx means the whole site is off limits (as does
- * no answer at all, which the reader throws, so nothing is fetched from the site either).
+ * As RFC 9309 says: 2xx has rules, 4xx or unavailable means none, 5xx means the whole site is off
+ * limits (as does no answer at all, which the reader throws, so nothing is fetched from the site
+ * either).
  */
 function verdictOf(robotsUrl: string, answer: RobotsAnswer): Verdict {
+  if (answer === "unavailable") return { kind: "allow" };
   if (answer.status >= 500) return { kind: "disallow" };
   if (answer.status >= 400) return { kind: "allow" };
   return { kind: "rules", rules: robotsParser(robotsUrl, answer.text) };

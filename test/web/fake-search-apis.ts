@@ -123,6 +123,13 @@ export function startFakeBrave(key: string): Promise<FakeProvider> {
         body: braveError(429, "RATE_LIMITED", "Request rate limit exceeded for plan.", "rate_limiter"),
       };
     }
+    // the same refusal with none of the headers that say when to retry
+    if (failure === "rate_limited_without_headers") {
+      return {
+        status: 429,
+        body: braveError(429, "RATE_LIMITED", "Request rate limit exceeded for plan.", "rate_limiter"),
+      };
+    }
     if (failure === "quota") {
       return {
         status: 429,

@@ -1,5 +1,3 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PageServer, startPageServer } from "./page-server.js";
 import { errorCode, startWeb, type TestWeb } from "./web-service.js";
@@ -156,59 +154,5 @@ describe("web_fetch's refusals and limits", () => {
     hangUp.abort();
     await expect(call).rejects.toThrow();
     await expect.poll(() => pages.abandoned.slice(before)).toContain("/hang");
-  });
-});
-
-describe("robots.txt", () => {
-  let polite: TestWeb;
-  beforeAll(async () => {
-    polite = await startWeb({ hosts: { allow: ["127.0.0.1"] }, fetch: { respect_robots_txt: true } });
-  });
-  afterAll(() => polite?.close());
-
-  it("refuses what robots.txt disallows, for everyone or for this User-Agent, reading it once per site", async () => {
-    const everyone = await polite.call("web_fetch", { url: `${pages.origin}/private/page.html` });
-    expect(errorCode(everyone)).toBe("robots_disallowed");
-    const agents = await polite.call("web_fetch", { url: `${pages.origin}/no-agents/page.html` });
-    expect(errorCode(agents)).toBe("robots_disallowed");
-    const allowed = await polite.call("web_fetch", { url: `${pages.origin}/notes.txt?robots` });
-    expect(allowed.is_error).toBe(false);
-    expect(pages.requests).not.toContain("/private/page.html");
-    const robotsReads = pages.requests.filter((path) => path === "/robots.txt").length;
-    expect(robotsReads).toBe(1);
-  });
-
-  it("matches the configured User-Agent against robots.txt's groups", async () => {
-    const other = await startWeb({
-      hosts: { allow: ["127.0.0.1"] },
-      fetch: { respect_robots_txt: true, user_agent: "OtherBot/2.0" },
-    });
-    try {
-      const forPeople = await other.call("web_fetch", { url: `${pages.origin}/no-agents/page.html` });
-      expect(forPeople).toMatchObject({ is_error: false });
-      expect(forPeople.text).toContain("for people");
-      const everyone = await other.call("web_fetch", { url: `${pages.origin}/private/page.html` });
-      expect(errorCode(everyone)).toBe("robots_disallowed");
-    } finally {
-      await other.close();
-    }
-  });
-
-  it("takes a robots.txt answering 5xx to close the whole site, as RFC 9309 says", async () => {
-    const asked: string[] = [];
-    const down = createServer((req, res) => {
-      asked.push(req.url ?? "");
-      res.writeHead(req.url === "/robots.txt" ? 503 : 200, { "content-type": "text/plain" }).end("ok");
-    });
-    await new Promise<void>((resolve) => down.listen(0, "127.0.0.1", resolve));
-    try {
-      const { port } = down.address() as AddressInfo;
-      const answer = await polite.call("web_fetch", { url: `http://127.0.0.1:${port}/page.txt` });
-      expect(errorCode(answer)).toBe("robots_disallowed");
-      expect(asked).toEqual(["/robots.txt"]);
-    } finally {
-      down.closeAllConnections();
-      await new Promise((resolve) => down.close(resolve));
-    }
   });
 });

@@ -1,6 +1,7 @@
 // A small website on loopback for web_fetch to read: an article, text, JSON, a PDF, redirects,
 // large, slow and never-ending pages, and a robots.txt. It records every request it gets, and
-// every connection that closed before its answer was done.
+// every connection that closed before its answer was done. startSite serves a test's own routes
+// the same way, for a site that must be new to the service (its robots.txt not yet read).
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
@@ -67,82 +68,92 @@ export interface PageServer {
   close(): Promise<void>;
 }
 
-type Route = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
+export type Route = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
 
-const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, headers = {}) => {
+export const send = (
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string | Buffer,
+  headers = {},
+) => {
   res.writeHead(status, { "content-type": type, ...headers });
   res.end(body);
 };
 
-export async function startPageServer(): Promise<PageServer> {
+const PAGES: Record<string, Route> = {
+  "/article.html": (_req, res) => send(res, 200, "text/html; charset=utf-8", ARTICLE),
+  "/article-gzip.html": (_req, res) =>
+    send(res, 200, "text/html; charset=utf-8", gzipSync(ARTICLE), { "content-encoding": "gzip" }),
+  "/latin1.html": (_req, res) =>
+    send(
+      res,
+      200,
+      "text/html",
+      Buffer.from(
+        `<html><head><meta charset="iso-8859-1"><title>Caf\u00e9</title></head><body><p>Cr\u00e8me br\u00fbl\u00e9e</p></body></html>`,
+        "latin1",
+      ),
+    ),
+  "/notes.txt": (_req, res) => send(res, 200, "text/plain; charset=utf-8", "line one\nline two\n"),
+  "/data.json": (_req, res) => send(res, 200, "application/json", '{"tide":{"high":"06:40","low":"12:55"}}'),
+  "/doc.pdf": (_req, res) =>
+    send(res, 200, "application/pdf", pdfOf("Harbour survey", "Soundings of the channel")),
+  "/broken.pdf": (_req, res) => send(res, 200, "application/pdf", "%PDF-1.4\nthis is not a pdf at all"),
+  "/image.png": (_req, res) => send(res, 200, "image/png", Buffer.from([0x89, 0x50, 0x4e, 0x47])),
+  "/missing": (_req, res) => send(res, 404, "text/html", "<h1>Not Found</h1>"),
+  "/redirect": (_req, res, url) => {
+    res.writeHead(Number(url.searchParams.get("status") ?? 302), {
+      location: url.searchParams.get("to") ?? "/",
+    });
+    res.end();
+  },
+  "/loop": (_req, res, url) => {
+    const n = Number(url.searchParams.get("n") ?? 0);
+    res.writeHead(301, { location: `/loop?n=${n + 1}` });
+    res.end();
+  },
+  // 3 MB of paragraphs, in 64 KiB writes
+  "/big.html": (_req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.write("<html><head><title>Big</title></head><body>");
+    const paragraph = `<p>${"All work and no play makes a dull page. ".repeat(40)}</p>\n`;
+    for (let written = 0; written < 3_000_000; written += paragraph.length) res.write(paragraph);
+    res.end("</body></html>");
+  },
+  "/big.pdf": (_req, res) => send(res, 200, "application/pdf", Buffer.alloc(200_000, 0x20)),
+  // a page that takes 2.5 s, a paragraph every half second
+  "/slow.html": (_req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.write("<html><head><title>Slow</title></head><body>");
+    let sent = 0;
+    const timer = setInterval(() => {
+      res.write(`<p>Paragraph ${++sent} of a page that arrives slowly.</p>`);
+      if (sent === 5) {
+        clearInterval(timer);
+        res.end("</body></html>");
+      }
+    }, 500);
+    res.on("close", () => clearInterval(timer));
+  },
+  // headers, then nothing, until the client goes away
+  "/hang": (_req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.write("<html><body>");
+  },
+  "/robots.txt": (_req, res) => send(res, 200, "text/plain", ROBOTS),
+  "/private/page.html": (_req, res) => send(res, 200, "text/html", "<p>private</p>"),
+  "/no-agents/page.html": (_req, res) => send(res, 200, "text/html", "<p>for people</p>"),
+};
+
+/** The website described at the top of this file. */
+export const startPageServer = () => startSite(PAGES);
+
+/** A site on loopback answering `routes` by path (404 for any other), recording as PageServer says. */
+export async function startSite(routes: Record<string, Route>): Promise<PageServer> {
   const requests: string[] = [];
   const abandoned: string[] = [];
   const userAgents: string[] = [];
-  const routes: Record<string, Route> = {
-    "/article.html": (_req, res) => send(res, 200, "text/html; charset=utf-8", ARTICLE),
-    "/article-gzip.html": (_req, res) =>
-      send(res, 200, "text/html; charset=utf-8", gzipSync(ARTICLE), { "content-encoding": "gzip" }),
-    "/latin1.html": (_req, res) =>
-      send(
-        res,
-        200,
-        "text/html",
-        Buffer.from(
-          `<html><head><meta charset="iso-8859-1"><title>Caf\u00e9</title></head><body><p>Cr\u00e8me br\u00fbl\u00e9e</p></body></html>`,
-          "latin1",
-        ),
-      ),
-    "/notes.txt": (_req, res) => send(res, 200, "text/plain; charset=utf-8", "line one\nline two\n"),
-    "/data.json": (_req, res) =>
-      send(res, 200, "application/json", '{"tide":{"high":"06:40","low":"12:55"}}'),
-    "/doc.pdf": (_req, res) =>
-      send(res, 200, "application/pdf", pdfOf("Harbour survey", "Soundings of the channel")),
-    "/broken.pdf": (_req, res) => send(res, 200, "application/pdf", "%PDF-1.4\nthis is not a pdf at all"),
-    "/image.png": (_req, res) => send(res, 200, "image/png", Buffer.from([0x89, 0x50, 0x4e, 0x47])),
-    "/missing": (_req, res) => send(res, 404, "text/html", "<h1>Not Found</h1>"),
-    "/redirect": (_req, res, url) => {
-      res.writeHead(Number(url.searchParams.get("status") ?? 302), {
-        location: url.searchParams.get("to") ?? "/",
-      });
-      res.end();
-    },
-    "/loop": (_req, res, url) => {
-      const n = Number(url.searchParams.get("n") ?? 0);
-      res.writeHead(301, { location: `/loop?n=${n + 1}` });
-      res.end();
-    },
-    // 3 MB of paragraphs, in 64 KiB writes
-    "/big.html": (_req, res) => {
-      res.writeHead(200, { "content-type": "text/html" });
-      res.write("<html><head><title>Big</title></head><body>");
-      const paragraph = `<p>${"All work and no play makes a dull page. ".repeat(40)}</p>\n`;
-      for (let written = 0; written < 3_000_000; written += paragraph.length) res.write(paragraph);
-      res.end("</body></html>");
-    },
-    "/big.pdf": (_req, res) => send(res, 200, "application/pdf", Buffer.alloc(200_000, 0x20)),
-    // a page that takes 2.5 s, a paragraph every half second
-    "/slow.html": (_req, res) => {
-      res.writeHead(200, { "content-type": "text/html" });
-      res.write("<html><head><title>Slow</title></head><body>");
-      let sent = 0;
-      const timer = setInterval(() => {
-        res.write(`<p>Paragraph ${++sent} of a page that arrives slowly.</p>`);
-        if (sent === 5) {
-          clearInterval(timer);
-          res.end("</body></html>");
-        }
-      }, 500);
-      res.on("close", () => clearInterval(timer));
-    },
-    // headers, then nothing, until the client goes away
-    "/hang": (_req, res) => {
-      res.writeHead(200, { "content-type": "text/html" });
-      res.write("<html><body>");
-    },
-    "/robots.txt": (_req, res) => send(res, 200, "text/plain", ROBOTS),
-    "/private/page.html": (_req, res) => send(res, 200, "text/html", "<p>private</p>"),
-    "/no-agents/page.html": (_req, res) => send(res, 200, "text/html", "<p>for people</p>"),
-  };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://pages");
     requests.push(`${url.pathname}${url.search}`);

@@ -88,6 +88,16 @@ describe("Brave Search", () => {
     );
   });
 
+  it("says only 'retry later' after a 429 with no header saying when", async () => {
+    brave.failNext("rate_limited_without_headers");
+    const answer = await web.call("web_search", { query: "too fast, no headers" });
+    expect(errorCode(answer)).toBe("provider_rate_limited");
+    expect(answer.structured).not.toHaveProperty("retry_after_seconds");
+    expect(answer.text).toBe(
+      "Brave Search rate limited the search (RATE_LIMITED: Request rate limit exceeded for plan.): retry later",
+    );
+  });
+
   it("tells a used-up monthly quota (429 QUOTA_LIMITED) from a rate limit", async () => {
     brave.failNext("quota");
     const answer = await web.call("web_search", { query: "over quota" });

@@ -54,14 +54,16 @@ function braveError(body: string): { code: string; detail: string } {
 /**
  * Seconds until the exhausted window of Brave's rate limit resets: `X-RateLimit-Remaining: 0, 980`
  * and `X-RateLimit-Reset: 1, 1419704` say the per-second window is spent and resets in 1 s.
+ * Undefined when the headers do not say, or say something that is not a whole number of seconds.
  */
 export function braveResetSeconds(headers: Headers): number | undefined {
-  const list = (name: string) => (headers.get(name) ?? "").split(",").map((part) => Number(part.trim()));
-  const remaining = list("x-ratelimit-remaining");
-  const reset = list("x-ratelimit-reset");
-  const spent = remaining.indexOf(0);
-  const seconds = reset[spent === -1 ? 0 : spent];
-  return seconds !== undefined && Number.isInteger(seconds) && seconds >= 0 ? seconds : undefined;
+  // Number("") is 0: an absent header or an empty part must not read as "0 seconds"
+  const list = (name: string) =>
+    (headers.get(name)?.split(",") ?? []).map((part) =>
+      /^\d+$/.test(part.trim()) ? Number(part.trim()) : undefined,
+    );
+  const spent = list("x-ratelimit-remaining").indexOf(0);
+  return list("x-ratelimit-reset")[spent === -1 ? 0 : spent];
 }
 
 /** Brave Search API: `GET …/res/v1/web/search?q=…` with the key in `X-Subscription-Token`. */

@@ -72,7 +72,7 @@ export async function askProvider(
 }
 
 /** A response's body, or undefined when it is longer than `limit` bytes. */
-export async function readBounded(response: Awaited<ReturnType<typeof fetch>>, limit: number) {
+async function readBounded(response: Awaited<ReturnType<typeof fetch>>, limit: number) {
   const chunks: Uint8Array[] = [];
   let total = 0;
   if (!response.body) return new Uint8Array();
@@ -85,12 +85,16 @@ export async function readBounded(response: Awaited<ReturnType<typeof fetch>>, l
 }
 
 /**
- * Seconds to wait from a `Retry-After` header (seconds, or an HTTP date), or undefined without one.
+ * Seconds to wait from a `Retry-After` header (seconds, or an HTTP date), or undefined without a
+ * usable one.
  */
 export function retryAfterSeconds(headers: Headers, now = Date.now()): number | undefined {
   const value = headers.get("retry-after")?.trim();
   if (!value) return undefined;
   if (/^\d+$/.test(value)) return Number(value);
+  // every HTTP-date form starts with the day's name; Date.parse alone takes "-5" or "1.5" for
+  // dates in 2001, which would say "retry now"
+  if (!/^[a-z]{3,9},? /i.test(value)) return undefined;
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
