@@ -74,7 +74,9 @@ async function serviceMain<Config>(command: ServiceCommand<Config>, argv: string
   for (const [flag, value] of Object.entries(values)) if (typeof value === "string") flags[flag] = value;
   const [name, ...args] = positionals;
   if (name !== undefined) {
-    const subcommand = command.commands?.[name];
+    // own properties only: `constructor` is an unknown command, not Object's constructor
+    const subcommand =
+      command.commands && Object.hasOwn(command.commands, name) ? command.commands[name] : undefined;
     return subcommand ? subcommand({ args, flags, usage }) : usage(`unknown command "${name}"`);
   }
 

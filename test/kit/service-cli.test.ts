@@ -103,6 +103,12 @@ describe("a service's command line", () => {
     const command = greeter(["wave"]);
     expect(command).toMatchObject({ code: 2, stdout: "" });
     expect(command.stderr).toMatch(/^greeter: unknown command "wave"\n\ngreeter — greets\n/);
+    // a name every object has is no command either
+    for (const name of ["constructor", "toString"]) {
+      const builtIn = greeter([name]);
+      expect(builtIn).toMatchObject({ code: 2, stdout: "" });
+      expect(builtIn.stderr).toMatch(new RegExp(`^greeter: unknown command "${name}"\n`));
+    }
   });
 
   it("runs the service's own commands with their words, its flags and the config; their errors exit 1", () => {
