@@ -168,7 +168,7 @@ export class PageFetcher {
     for (let redirects = 0; ; redirects++) {
       const checked = checkUrl(next, this.deny);
       // A hop this service refuses (a denied name, credentials, not http) ends the chain unread,
-      // which RFC 9309 §2.3.1.2 lets a crawler take as "unavailable", like a 4xx: the site did
+      // which RFC 9309, section 2.3.1.2, lets a crawler take as "unavailable", like a 4xx: the site did
       // answer, so it is not the server or network error that would close the whole site.
       if (!checked.ok) return "unavailable";
       let response: Awaited<ReturnType<typeof fetch>>;

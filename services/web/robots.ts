@@ -8,7 +8,7 @@ const robotsParser = robotsParserModule as unknown as (url: string, text: string
 
 /**
  * What a robots.txt fetch came back with: a status and the text, or "unavailable" when it was not
- * read to the end of its redirects (RFC 9309 §2.3.1.2 lets a crawler take that as a 4xx).
+ * read to the end of its redirects (RFC 9309, section 2.3.1.2, lets a crawler take that as a 4xx).
  */
 export type RobotsAnswer = { status: number; text: string } | "unavailable";
 
