@@ -8,6 +8,8 @@ export type SandboxErrorCode =
   | "not_a_file"
   | "not_a_directory"
   | "too_large"
+  /** An argument is malformed: `content` that is not base64 with `encoding: "base64"`. */
+  | "invalid_argument"
   /** The language has no interpreter in the service's config. */
   | "unknown_language"
   /** Every run slot, workspace user id or job slot is taken; try again later. */

@@ -489,10 +489,19 @@ export class Sandbox {
     const key = `${workspace.dir}\0${workspace.uid}\0${request.language}`;
     const warm = useWarm ? this.#warm.take(key) : undefined;
     const { run, codeDir } = warm ?? this.#prepare(options.tenantId, workspace, request.language);
-    writeFileSync(join(codeDir, "main"), request.code, { mode: 0o644 });
-    run.start({ stdin: request.stdin, timeoutMs: request.timeoutMs, ...(onOutput && { onOutput }) });
+    // counted from here, whatever happens next, so close() waits for its end and its cleanup
     this.#runs.set(run, options.tenantId);
     void run.done.then(() => this.#runs.delete(run));
+    try {
+      writeFileSync(join(codeDir, "main"), request.code, { mode: 0o644 });
+      run.start({ stdin: request.stdin, timeoutMs: request.timeoutMs, ...(onOutput && { onOutput }) });
+    } catch (error) {
+      // a sandbox left waiting for its code would wait forever, holding its cgroups and run
+      // directory: killed, it ends and they are released as after any run
+      run.kill("cancelled");
+      this.logger.error({ err: error }, "a sandbox could not be given its code");
+      throw new SandboxError("sandbox_failed", "the sandbox could not be set up; the service's log says why");
+    }
     if (useWarm) {
       // while this run runs, so the next is set up by the time the session calls again; after
       // this run's start, which the spawn (a fork of the whole service) must not delay

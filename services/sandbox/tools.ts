@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { defineTool, type Tool, type ToolContext, ToolError } from "../../kit/index.js";
 import { StringEnum } from "../../protocol/validation.js";
 import type { Language, Limits } from "./config.js";
+import { decodeContent } from "./decode-content.js";
 import { SandboxError } from "./errors.js";
 import type { JobStatus } from "./jobs.js";
 import { type OutputProgress, ProgressBatcher } from "./progress-batcher.js";
@@ -240,7 +241,7 @@ export function sandboxTools(sandbox: Sandbox, languages: readonly Language[], l
     timeoutSeconds: QUICK_TOOL_SECONDS,
     handler: (args, ctx) =>
       guarded(() => {
-        const data = Buffer.from(args.content, args.encoding === "base64" ? "base64" : "utf8");
+        const data = decodeContent(args.content, args.encoding ?? "utf8");
         sandbox.writeFile(owner(ctx), args.path, data);
         const path = displayPath(workspacePath(args.path));
         return {

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { chownSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { chownSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { SandboxError } from "./errors.js";
+import { removeTree } from "./remove-tree.js";
 import type { WorkspaceDir } from "./workspace-fs.js";
 
 /** Whose workspace: always the call's top-level identity, never anything from its arguments. */
@@ -53,7 +54,7 @@ export class Workspaces {
       const { uid, gid } = statSync(dir);
       if (uid < this.uids.first || uid >= this.uids.first + this.uids.count || this.#uidsInUse.has(uid)) {
         // not ours to run as (the range changed, or two share a uid): start it afresh
-        rmSync(dir, { recursive: true, force: true });
+        removeTree(dir);
         continue;
       }
       this.#uidsInUse.add(uid);
@@ -92,14 +93,25 @@ export class Workspaces {
     };
   }
 
-  /** Remove every workspace idle since before `now - idleMs`; returns their directories. */
+  /**
+   * Remove every workspace idle since before `now - idleMs`; returns their directories. One that
+   * cannot be removed is logged and kept, with its uid, as it is on disk: the next sweep tries
+   * again, and its session, should it come back first, finds what is left.
+   */
   sweep(now: number): string[] {
     const removed: string[] = [];
     for (const entry of this.#byName.values()) {
       if (entry.users > 0 || now - entry.lastUsed < this.idleMs) continue;
+      try {
+        removeTree(entry.dir);
+      } catch (error) {
+        this.logger.error(
+          { err: error, workspace: entry.name },
+          "an idle workspace could not be removed; the next sweep tries again",
+        );
+        continue;
+      }
       this.#byName.delete(entry.name);
-      // rm uses lstat and unlink: links that code left inside are removed, never followed
-      rmSync(entry.dir, { recursive: true, force: true });
       this.#uidsInUse.delete(entry.uid);
       this.logger.info({ workspace: entry.name, idle_ms: now - entry.lastUsed }, "idle workspace removed");
       removed.push(entry.dir);

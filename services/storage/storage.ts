@@ -94,7 +94,8 @@ export class Storage {
           { used_bytes: usage.bytes, quota_bytes: this.limits.quotaBytes },
         );
       }
-      if (next.objects > this.limits.quotaObjects) {
+      // only a new object counts against the object quota: a replacement adds none
+      if (!current.value && next.objects > this.limits.quotaObjects) {
         return fail(
           "quota_exceeded",
           `this storage already holds ${usage.objects} files, its limit; delete files to make room`,

@@ -1,8 +1,10 @@
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_SYSTEM_PATHS } from "../../services/sandbox/config.js";
 import { needs } from "../helpers/host-needs.js";
-import { eventually, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
+import { mountTmpfs } from "./host-mount.js";
+import { eventually, processesOf, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 // A sandbox that bwrap could not set up is the service's failure (`sandbox_failed`, a job
 // `failed`) and the only run ever retried; a program's own failure is its result, whatever it prints.
@@ -125,6 +127,36 @@ describe("a sandbox bwrap cannot set up", needs("sandbox"), () => {
     } finally {
       await broken.close();
       rmSync(gone, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a sandbox its code cannot be written for", needs("sandbox"), () => {
+  it("is killed with its run directory, the call answers sandbox_failed, and the service goes on", async (ctx) => {
+    const full = await startTestSandbox(170_200);
+    try {
+      const runs = join(full.stateDir, "runs");
+      // a disk too small for the code: the sandbox is spawned, waiting, when its code fails to fit
+      const unmount = mountTmpfs(ctx, runs, "size=4k,mode=711");
+      try {
+        const answer = await full.call("sandbox_exec", {
+          language: "bash",
+          code: `# ${"x".repeat(20_000)}\necho ran > ran.txt`,
+        });
+        expect(contentOf(answer)).toMatchObject({ error: { code: "sandbox_failed" } });
+        await expect.poll(() => full.logs()).toContain("a sandbox could not be given its code");
+        await eventually(
+          () => processesOf(170_200).length === 0 && readdirSync(runs).length === 0,
+          5000,
+          "the sandbox and its run directory are gone",
+        );
+      } finally {
+        unmount();
+      }
+      const again = await full.call("sandbox_exec", { language: "bash", code: "ls; echo ok" });
+      expect(contentOf(again)).toMatchObject({ exit_code: 0, stdout: "ok\n" });
+    } finally {
+      await full.close();
     }
   });
 });

@@ -1,8 +1,10 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workspaceName } from "../../services/sandbox/workspaces.js";
 import { needs } from "../helpers/host-needs.js";
+import { mountTmpfs } from "./host-mount.js";
 import { eventually, startTestSandbox, type TestSandbox } from "./sandbox-service.js";
 
 let sandbox: TestSandbox;
@@ -150,6 +152,33 @@ describe("workspaces", needs("sandbox"), () => {
     expect(tooBig.result.structured_content).toMatchObject({ error: { code: "too_large" } });
   });
 
+  it("refuse content that is not the base64 it says it is, and write nothing", async () => {
+    const session = { session: "ses_base64" };
+    for (const content of ["not base64!", "AAAAA", "AP8B\u00e9"]) {
+      const wrote = await sandbox.call(
+        "sandbox_write_file",
+        { path: "b.bin", content, encoding: "base64" },
+        session,
+      );
+      expect(wrote.result.structured_content, content).toMatchObject({ error: { code: "invalid_argument" } });
+    }
+    const missing = await sandbox.call("sandbox_read_file", { path: "b.bin" }, session);
+    expect(missing.result.structured_content).toMatchObject({ error: { code: "not_found" } });
+    // the standard and URL-safe alphabets, with or without padding and line breaks, as storage takes
+    for (const [content, size] of [
+      ["AP8B\n/w==", 4],
+      ["AP-_", 3],
+      ["AAE", 2],
+    ] as const) {
+      const wrote = await sandbox.call(
+        "sandbox_write_file",
+        { path: "b.bin", content, encoding: "base64" },
+        session,
+      );
+      expect(wrote.result.structured_content, content).toEqual({ path: "b.bin", size });
+    }
+  });
+
   it("expire after the idle time and are removed, and come back empty", async () => {
     const short = await startTestSandbox(120_100, { limits: { workspace_idle_seconds: 0.5 } });
     try {
@@ -164,6 +193,74 @@ describe("workspaces", needs("sandbox"), () => {
       const long = short.call("sandbox_exec", { language: "bash", code: "sleep 1.2; cat keep.txt" });
       expect(stdoutOf(await long)).toBe("x");
       await eventually(() => !existsSync(dir), 3000, "the idle workspace is removed");
+      const listed = await short.call("sandbox_list", {});
+      expect(listed.result.structured_content).toEqual({ entries: [], truncated: false });
+    } finally {
+      await short.close();
+    }
+  });
+
+  it("are removed when idle however deep their code nests directories, and the service lives on", async () => {
+    const short = await startTestSandbox(120_300, { limits: { workspace_idle_seconds: 0.5 } });
+    const outside = mkdtempSync(join(tmpdir(), "sandbox-outside-"));
+    writeFileSync(join(outside, "kept.txt"), "the host's");
+    try {
+      const dir = join(
+        short.stateDir,
+        "workspaces",
+        workspaceName({ tenantId: "acme", sessionId: "ses_one" }),
+      );
+      // 2,100 levels of aa/: host paths inside pass PATH_MAX (4096 bytes) some 1,350 levels down,
+      // where a path-based removal fails; the links to a host directory on the way are never followed
+      const nested = await short.call("sandbox_exec", {
+        language: "python",
+        code: [
+          "import os",
+          "for depth in range(2100):",
+          "    if depth % 500 == 0:",
+          `        os.symlink(${JSON.stringify(outside)}, "link")`,
+          "        open('file', 'w').write('x')",
+          "    os.mkdir('aa')",
+          "    os.chdir('aa')",
+          "print('nested')",
+        ].join("\n"),
+      });
+      expect(stdoutOf(nested)).toBe("nested\n");
+      await eventually(() => !existsSync(dir), 5000, "the deep workspace is removed");
+      expect(short.logs()).toContain("idle workspace removed");
+      expect(readFileSync(join(outside, "kept.txt"), "utf8")).toBe("the host's");
+      const listed = await short.call("sandbox_list", {});
+      expect(listed.result.structured_content).toEqual({ entries: [], truncated: false });
+    } finally {
+      await short.close();
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("that cannot be removed stay in use as they are, and go at a later sweep", async (ctx) => {
+    const short = await startTestSandbox(120_400, { limits: { workspace_idle_seconds: 0.5 } });
+    try {
+      await short.call("sandbox_write_file", { path: "mnt/hidden.txt", content: "x" });
+      const dir = join(
+        short.stateDir,
+        "workspaces",
+        workspaceName({ tenantId: "acme", sessionId: "ses_one" }),
+      );
+      const { uid } = statSync(dir);
+      // a mount point cannot be removed (EBUSY) while it is mounted
+      const unmount = mountTmpfs(ctx, join(dir, "mnt"), "size=64k");
+      try {
+        await expect
+          .poll(() => short.logs(), { timeout: 5000 })
+          .toContain("an idle workspace could not be removed; the next sweep tries again");
+        // its session still has it, with its own user id: nothing was forgotten half-way
+        const wrote = await short.call("sandbox_write_file", { path: "again.txt", content: "y" });
+        expect(wrote.result.structured_content).toEqual({ path: "again.txt", size: 1 });
+        expect(statSync(join(dir, "again.txt")).uid).toBe(uid);
+      } finally {
+        unmount();
+      }
+      await eventually(() => !existsSync(dir), 5000, "the workspace is removed once it can be");
       const listed = await short.call("sandbox_list", {});
       expect(listed.result.structured_content).toEqual({ entries: [], truncated: false });
     } finally {

@@ -338,6 +338,19 @@ export function backendConformance(
       unwrap(await small.write(scope, "4", text("4"), {}));
     });
 
+    it("lets a scope over a lowered object quota replace and delete its objects, never add one", async () => {
+      const scope = freshScope();
+      for (const path of ["1", "2", "3"])
+        unwrap(await withLimits({ quotaObjects: 3 }).write(scope, path, text("three"), {}));
+      const lowered = withLimits({ quotaObjects: 2 });
+      expect(refusal(await lowered.write(scope, "4", text("4"), {}))).toBe("quota_exceeded");
+      expect(unwrap(await lowered.write(scope, "3", text("3"), {})).created).toBe(false);
+      expect(unwrap(await lowered.write(scope, "2", text("longer than before"), {})).created).toBe(false);
+      unwrap(await lowered.delete(scope, "1", {}));
+      expect(refusal(await lowered.write(scope, "1", text("1"), {}))).toBe("quota_exceeded");
+      expect(await lowered.usage(scope)).toEqual({ bytes: 19, objects: 2 });
+    });
+
     it("counts usage from the backend after a restart, and keeps every object", async () => {
       const scope = freshScope();
       const written = [];
