@@ -51,6 +51,44 @@ it("resumes after the last event it saw (Last-Event-ID): nothing twice, nothing 
   expect(statuses.at(-1)).toBe("connected");
 });
 
+it("takes a stream that goes silent, keep-alives and all, for dropped, and resumes it", async () => {
+  const quiet = await startBrain({}, { start: { sseKeepAliveMs: 100 } });
+  const front = await startTcpProxy("127.0.0.1", Number(new URL(quiet.url).port));
+  try {
+    const direct = quiet.client();
+    const session = await direct.createSession();
+    const client = new BrainClient(`http://127.0.0.1:${front.port}`, quiet.keys.acme);
+    const statuses: StreamStatus[] = [];
+    const stream = client.streamEvents(session.id, {
+      silenceMs: 500,
+      signal: AbortSignal.timeout(15_000),
+      onStatus: (status) => statuses.push(status),
+    });
+    expect((await stream.next()).value?.type).toBe("session.created");
+    const waitMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // a caller that takes its time over an event is no silence of Brain's
+    await waitMs(1000);
+    // and while it waits for the next one, keep-alives alone hold a stream with no events open
+    const next = stream.next();
+    await waitMs(1000);
+    expect(statuses.map((status) => status.state)).toEqual(["connected"]);
+
+    front.freeze();
+    await expect.poll(() => statuses.length, { timeout: 5000 }).toBeGreaterThan(2);
+    const [, lost, again] = statuses;
+    expect(lost).toMatchObject({ state: "reconnecting", after: 1 });
+    expect(lost?.state === "reconnecting" && lost.error.message).toBe("nothing came from Brain for 500 ms");
+    expect(again).toMatchObject({ state: "connected", after: 1 });
+    // the new connection carries what comes next
+    await direct.sendMessage(session.id, "hello");
+    expect((await next).value).toMatchObject({ seq: 2, type: "message.user" });
+    await stream.return(undefined);
+  } finally {
+    await front.close();
+    await quiet.stop();
+  }
+});
+
 it("ends when the session closes, and says why it cannot start", async () => {
   const client = brain.client();
   const session = await client.createSession();

@@ -33,6 +33,8 @@ const DEFAULT_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
 /** A request that may be repeated (a GET) is tried this many times more when Brain cannot be reached. */
 const SAFE_RETRIES = 2;
+/** Three of Brain's keep-alive comments (one every 15 s) missed in a row: the connection is dead. */
+const DEFAULT_SILENCE_MS = 45_000;
 
 export interface BrainClientOptions {
   /** Each request's time limit (not an event stream's, which lasts): 30 s unless given. */
@@ -59,6 +61,12 @@ export interface StreamOptions extends RequestOptions {
    * while disconnected are not resent.
    */
   reconnect?: boolean;
+  /**
+   * A stream that brings nothing for this long, not even Brain's keep-alive comment (one every
+   * 15 s), is taken for dropped: a connection that died without a word (a laptop that slept, a
+   * NAT that forgot it) would otherwise wait for good. Default 45,000 ms.
+   */
+  silenceMs?: number;
   onStatus?: (status: StreamStatus) => void;
 }
 
@@ -182,9 +190,23 @@ export class BrainClient {
     let after = options.after ?? 0;
     let retryMs = DEFAULT_RETRY_MS;
     let failures = 0;
+    const silenceMs = options.silenceMs ?? DEFAULT_SILENCE_MS;
     for (;;) {
       let dropped: Error;
+      // this connection's end: the caller's signal, or a silence too long
+      const connection = new AbortController();
+      const follow = () => connection.abort(signal?.reason);
+      signal?.addEventListener("abort", follow, { once: true });
+      // counted only while waiting on Brain, not while the caller takes its time over an event
+      let silence: ReturnType<typeof setTimeout> | undefined;
+      const waitOnBrain = () => {
+        silence = setTimeout(
+          () => connection.abort(new Error(`nothing came from Brain for ${silenceMs} ms`)),
+          silenceMs,
+        );
+      };
       try {
+        waitOnBrain();
         const response = await fetch(`${this.#base}${sessionPath(id, "/events")}?after=${after}`, {
           headers: {
             authorization: `Bearer ${this.apiKey}`,
@@ -192,8 +214,9 @@ export class BrainClient {
             // the stream's own resume point; `after` says the same to a server that ignores it
             ...(after > 0 && { "last-event-id": String(after) }),
           },
-          ...(signal && { signal }),
+          signal: connection.signal,
         });
+        clearTimeout(silence);
         if (!response.ok || !response.body) {
           const error = await toError(response);
           if (response.status < 500) throw error;
@@ -205,7 +228,9 @@ export class BrainClient {
           const reader = response.body.getReader();
           try {
             for (;;) {
+              waitOnBrain();
               const { done, value } = await reader.read();
+              clearTimeout(silence);
               // Brain ended the stream itself: the session is closed, or this reader was let go
               if (done) return;
               for (const frame of parser.push(value)) {
@@ -234,7 +259,12 @@ export class BrainClient {
         ) {
           throw error;
         }
-        dropped = error instanceof Error ? error : new Error(String(error));
+        const silent = connection.signal.aborted ? connection.signal.reason : undefined;
+        dropped =
+          silent instanceof Error ? silent : error instanceof Error ? error : new Error(String(error));
+      } finally {
+        clearTimeout(silence);
+        signal?.removeEventListener("abort", follow);
       }
       if (!reconnect) throw dropped;
       const delayMs = Math.min(retryMs * 2 ** failures, MAX_RETRY_MS);

@@ -7,6 +7,8 @@ export interface TcpProxy {
   cut: () => void;
   /** Let connections through again. */
   restore: () => void;
+  /** Stop passing bytes on every open connection, closing none: a peer that died without a word. */
+  freeze: () => void;
   close: () => Promise<void>;
 }
 
@@ -47,6 +49,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     restore: () => {
       refusing = false;
+    },
+    freeze: () => {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        upstream.pause();
+      }
     },
     close: async () => {
       for (const [client, upstream] of pairs) {
