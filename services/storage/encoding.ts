@@ -1,18 +1,15 @@
+import { base64Bytes } from "../../runtime/base64.js";
 import { fail, type Outcome, ok } from "./errors.js";
 
 export type Encoding = "utf8" | "base64";
 
-// the standard or the URL-safe alphabet, padding optional: models produce all of them
-const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
-
 /** The bytes a write's `content` stands for. */
 export function decodeContent(content: string, encoding: Encoding): Outcome<Buffer> {
   if (encoding === "utf8") return ok(Buffer.from(content, "utf8"));
-  const compact = content.replace(/\s+/g, "");
-  if (!BASE64.test(compact) || compact.length % 4 === 1) {
-    return fail("invalid_argument", 'content is not valid base64; send text with encoding "utf8"');
-  }
-  return ok(Buffer.from(compact, "base64"));
+  const bytes = base64Bytes(content);
+  return bytes
+    ? ok(bytes)
+    : fail("invalid_argument", 'content is not valid base64; send text with encoding "utf8"');
 }
 
 export interface TextWindow {
