@@ -1,10 +1,7 @@
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
@@ -15,6 +12,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { ServerConfig } from "./config.js";
+import { END_SESSION_TIMEOUT_MS, HttpTransport } from "./http-transport.js";
 
 export type { McpTool };
 
@@ -23,6 +21,17 @@ export class ServerUnavailable extends Error {}
 
 /** The connection to the server was lost while the call was out: it may or may not have run. */
 export class ConnectionLost extends Error {}
+
+/** The server did not start, or its first tools/list was unfit; `reason` says why without naming it. */
+class StartFailed extends Error {
+  constructor(
+    server: string,
+    readonly reason: string,
+    stderrTail: string,
+  ) {
+    super(`the MCP server "${server}" did not start: ${reason}${stderrTail}`);
+  }
+}
 
 export interface ConnectionOptions {
   logger: Logger;
@@ -43,14 +52,19 @@ const CLIENT_INFO = { name: "brain-mcp-bridge", version: "1.0.0" };
 
 /**
  * One MCP client session with one server: a child process over stdio, or a Streamable HTTP
- * session. A stdio server that exits is restarted after a backoff that doubles to
- * `restart.maxMs` (and starts over once a server stayed up that long); meanwhile calls fail with
- * ServerUnavailable, and calls that were out when it died with ConnectionLost.
+ * session. A stdio server that exits, or an HTTP server that forgot the session and would not
+ * give a new one, is restarted after a backoff that doubles to `restart.maxMs` (and starts over
+ * once a server stayed up that long); meanwhile calls fail with ServerUnavailable, and calls that
+ * were out when it died with ConnectionLost. Calls that come while a forgotten session is being
+ * replaced wait for the new one.
  */
 export class McpConnection {
   #client: Client | undefined;
   #tools: McpTool[] = [];
+  /** Why there is no client: set whenever #client is not. */
   #unavailable: string | undefined = "it has not started yet";
+  /** The new session replacing one the server forgot, shared by every call that waits for it. */
+  #reconnecting: Promise<void> | undefined;
   #delayMs: number;
   #startedAt = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -114,7 +128,7 @@ export class McpConnection {
     const client = this.#client;
     this.#client = undefined;
     this.#unavailable = "the bridge is stopping";
-    await client?.close().catch(() => undefined);
+    if (client) await shut(client);
   }
 
   async #callOnce(
@@ -123,8 +137,7 @@ export class McpConnection {
     options: CallOptions,
     mayRetry: boolean,
   ): Promise<CallToolResult> {
-    const client = this.#client;
-    if (!client) throw new ServerUnavailable(`the MCP server "${this.server.name}" ${this.#unavailable}`);
+    const client = this.#client ?? (await this.#afterReconnect(options.signal));
     try {
       return (await client.callTool({ name, arguments: args }, undefined, {
         signal: options.signal,
@@ -145,18 +158,63 @@ export class McpConnection {
           { server: this.server.name },
           "the MCP server lost the session: starting a new one",
         );
-        await this.#reconnect();
+        this.#reconnect(client);
         return this.#callOnce(name, args, options, false);
       }
       throw error;
     }
   }
 
-  async #reconnect(): Promise<void> {
-    const old = this.#client;
-    this.#client = undefined;
-    await old?.close().catch(() => undefined);
-    await this.#connect();
+  /**
+   * Start a new session in place of `stale`, which the server forgot; once, however many calls
+   * found out. One that does not start goes the way of a server that exited: restarted after the backoff.
+   */
+  #reconnect(stale: Client): void {
+    // another call found out first: the new session is on its way, or up already
+    if (stale !== this.#client) return;
+    this.#drop("lost its session and is starting a new one; try again shortly");
+    this.#retire(stale);
+    const reconnecting: Promise<void> = this.#connect()
+      .catch((error: unknown) => {
+        if (this.#closed) return;
+        this.options.logger.warn(
+          { server: this.server.name, err: describe(error) },
+          "mcp server did not give a new session",
+        );
+        this.#scheduleRestart(`lost its session and could not start a new one (${reasonOf(error)})`);
+      })
+      .finally(() => {
+        if (this.#reconnecting === reconnecting) this.#reconnecting = undefined;
+      });
+    this.#reconnecting = reconnecting;
+  }
+
+  /**
+   * Close a forgotten session once every call sent on it has had its answer (a 404, so it goes
+   * again on the new session); a call the server had taken before it forgot ends as lost.
+   */
+  #retire(stale: Client): void {
+    const transport = stale.transport;
+    const answered =
+      transport instanceof HttpTransport
+        ? transport.answered(this.options.startupTimeoutMs)
+        : Promise.resolve();
+    answered.then(() => stale.close()).catch(() => undefined);
+  }
+
+  /**
+   * The client for a call that found none: the new session, when one is being started, waited for
+   * as long as the call may and at most a start's time; otherwise ServerUnavailable saying why.
+   */
+  async #afterReconnect(signal: AbortSignal): Promise<Client> {
+    const reconnecting = this.#reconnecting;
+    if (reconnecting) {
+      const bound = AbortSignal.any([signal, AbortSignal.timeout(this.options.startupTimeoutMs)]);
+      await Promise.race([reconnecting, aborted(bound)]);
+    }
+    const client = this.#client;
+    if (!client) throw new ServerUnavailable(`the MCP server "${this.server.name}" ${this.#unavailable}`);
+    return client;
   }
 
   async #connect(): Promise<void> {
@@ -170,13 +228,12 @@ export class McpConnection {
       await client.connect(transport, { timeout });
       this.#tools = await listAllTools(client, timeout);
     } catch (error) {
-      await client.close().catch(() => undefined);
-      throw new Error(
-        `the MCP server "${this.server.name}" did not start: ${describe(error)}${this.#stderrTail()}`,
-      );
+      // the child process, or the HTTP session, goes too: nothing is left running for a client never used
+      await shut(client);
+      throw new StartFailed(this.server.name, describe(error), this.#stderrTail());
     }
     if (this.#closed) {
-      await client.close().catch(() => undefined);
+      await shut(client);
       return;
     }
     this.#client = client;
@@ -197,7 +254,7 @@ export class McpConnection {
       const headers = Object.fromEntries(
         Object.entries(server.headers).map(([name, value]) => [name, value.reveal()]),
       );
-      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } });
+      return new HttpTransport(new URL(server.url), { requestInit: { headers } });
     }
     const transport = new StdioClientTransport({
       command: server.command,
@@ -241,11 +298,18 @@ export class McpConnection {
   /** The server went away by itself: restart it after the backoff. */
   #lost(client: Client): void {
     if (client !== this.#client || this.#closed) return;
+    this.#drop("exited");
+    this.#scheduleRestart("exited");
+  }
+
+  /** Stop using the client: calls get `why` until there is a new one. */
+  #drop(why: string): void {
     this.#client = undefined;
     this.#pid = undefined;
+    this.#unavailable = why;
+    // a server that stayed up a while starts over from the short wait
     if (Date.now() - this.#startedAt >= this.options.restart.maxMs)
       this.#delayMs = this.options.restart.initialMs;
-    this.#scheduleRestart("exited");
   }
 
   #scheduleRestart(why: string): void {
@@ -263,14 +327,17 @@ export class McpConnection {
           { server: this.server.name, err: describe(error) },
           "mcp server restart failed",
         );
-        this.#scheduleRestart("failed to restart");
+        this.#scheduleRestart(`failed to restart (${reasonOf(error)})`);
       });
     }, delay);
     this.#timer.unref();
   }
 }
 
-/** Every page of tools/list. */
+/**
+ * Every page of tools/list. A name listed twice is the server's mistake, refused here: calls to it
+ * could reach either tool, and Brain could serve it under one name only.
+ */
 async function listAllTools(client: Client, timeout: number): Promise<McpTool[]> {
   const tools: McpTool[] = [];
   let cursor: string | undefined;
@@ -281,8 +348,29 @@ async function listAllTools(client: Client, timeout: number): Promise<McpTool[]>
     cursor = listed.nextCursor;
     if (cursor === undefined) break;
   }
+  const names = new Set<string>();
+  for (const { name } of tools) {
+    if (names.has(name)) throw new Error(`it lists the tool "${name}" twice`);
+    names.add(name);
+  }
   return tools;
 }
+
+/** Close a client, ending its HTTP session first as the specification asks (bounded: a courtesy). */
+async function shut(client: Client): Promise<void> {
+  const transport = client.transport;
+  if (transport instanceof HttpTransport) await transport.endSession(END_SESSION_TIMEOUT_MS);
+  await client.close().catch(() => undefined);
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+const reasonOf = (error: unknown) => (error instanceof StartFailed ? error.reason : describe(error));
 
 export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

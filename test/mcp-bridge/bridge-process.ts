@@ -15,6 +15,7 @@ import { type StartedProcess, startProcess, toolServiceUrlFromLog } from "../hel
 export const EVERYTHING = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 export const FILESYSTEM = join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 export const STDIN_TAP = join(ROOT, "test/mcp-bridge/stdin-tap.mjs");
+export const TWICE = join(ROOT, "test/mcp-bridge/twice-server.mjs");
 
 /** `${NAME}`: how a bridge config names one of the bridge's environment variables. */
 export const fromEnv = (name: string) => `\${${name}}`;

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import type { TestBrain } from "../helpers/brain.js";
 import { runTurn } from "../helpers/turns.js";
@@ -7,6 +9,7 @@ import {
   sessionCalling,
   startBrainFor,
   startBridge,
+  TWICE,
   turnActing,
 } from "./bridge-process.js";
 
@@ -35,12 +38,14 @@ function alive(pid: number): boolean {
   }
 }
 
-async function echo(started: TestBrain, message: string) {
+async function call(started: TestBrain, tool: string, args: Record<string, unknown>) {
   const client = started.client();
-  const session = await sessionCalling(client, "everything_echo", { message });
+  const session = await sessionCalling(client, tool, args);
   const events = await runTurn(client, session.id, "go");
   return events.find((event) => event.type === "tool.result")?.data;
 }
+
+const echo = (started: TestBrain, message: string) => call(started, "everything_echo", { message });
 
 it("ends a call whose server died as a lost connection, refuses calls while it restarts, then serves again", async () => {
   bridge = await startBridge(everything(), { config: { restart: { initial_seconds: 2, max_seconds: 4 } } });
@@ -95,4 +100,29 @@ it("gives each session a server of its own, and stops it once idle", async () =>
     .toBe(2);
   await expect.poll(() => sessions.filter(alive), { timeout: 10_000 }).toEqual([]);
   expect(alive(lister as number)).toBe(true);
+});
+
+it("refuses a restarted server that lists a tool twice, saying so, and leaves none of its processes running", async () => {
+  bridge = await startBridge({ twice: { command: process.execPath, args: [TWICE] } });
+  brain = await startBrainFor(bridge);
+  const dir = bridge.dir;
+  const started = () => readFileSync(join(dir, "pids"), "utf8").trim().split("\n").map(Number);
+  process.kill(started()[0] as number, "SIGKILL");
+
+  await expect
+    .poll(() => (bridge as Bridge).logged("mcp server restart failed").length, { timeout: 10_000 })
+    .toBeGreaterThan(0);
+  expect(bridge.logged("mcp server restart failed")[0]?.err).toMatch(/it lists the tool "same" twice/);
+  expect(await call(brain, "twice_same", {})).toMatchObject({
+    is_error: true,
+    content: [
+      {
+        type: "text",
+        text: expect.stringMatching(/failed to restart \(it lists the tool "same" twice\) and is restarting/),
+      },
+    ],
+  });
+  const restarted = started().slice(1);
+  expect(restarted.length).toBeGreaterThan(0);
+  await expect.poll(() => restarted.filter(alive), { timeout: 10_000 }).toEqual([]);
 });

@@ -9,6 +9,7 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerConfig } from "../../services/mcp-bridge/config.js";
 
 export interface TinyMcpServer {
   url: string;
@@ -18,6 +19,18 @@ export interface TinyMcpServer {
   addTool: (tool: Tool) => Promise<void>;
   /** Forget every session, as a restarted server would: their next request gets 404. */
   forgetSessions: () => void;
+  /** While set, an initialize request gets this HTTP status instead of a session (a proxy's 502, say). */
+  refuseSessions: (status: number | undefined) => void;
+  /** While set, an initialize request is answered this much later. */
+  delaySessions: (ms: number) => void;
+  /** The id of every session it started, in order. */
+  sessions: string[];
+  /** How many GET event streams are open now: each live client session keeps one. */
+  openStreams: () => number;
+  /** The session id of every DELETE it received. */
+  deletes: string[];
+  /** Leave every later DELETE unanswered, as a server that hangs would. */
+  hangDeletes: () => void;
   close: () => Promise<void>;
 }
 
@@ -33,6 +46,12 @@ export async function startTinyMcpServer(): Promise<TinyMcpServer> {
   const servers = new Set<Server>();
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const authorizations: string[] = [];
+  const sessions: string[] = [];
+  const deletes: string[] = [];
+  let refusal: number | undefined;
+  let delayMs = 0;
+  let streams = 0;
+  let hang = false;
 
   const newServer = () => {
     const server = new Server(
@@ -58,20 +77,34 @@ export async function startTinyMcpServer(): Promise<TinyMcpServer> {
     authorizations.push(String(req.headers.authorization));
     const body = req.method === "POST" ? await readJson(req) : undefined;
     const sessionId = req.headers["mcp-session-id"];
+    if (req.method === "DELETE") {
+      deletes.push(String(sessionId));
+      if (hang) return;
+    }
     let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
     if (!transport) {
       if (typeof sessionId === "string" || !isInitializeRequest(body)) {
         res.writeHead(404, { "content-type": "application/json" }).end('{"error":"unknown session"}');
         return;
       }
+      if (refusal !== undefined) {
+        res.writeHead(refusal, { "content-type": "text/plain" }).end("refused");
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           transports.set(id, created);
+          sessions.push(id);
         },
       });
       await newServer().connect(created);
       transport = created;
+    }
+    if (req.method === "GET") {
+      streams++;
+      res.once("close", () => streams--);
     }
     await transport.handleRequest(req, res, body);
   });
@@ -84,10 +117,41 @@ export async function startTinyMcpServer(): Promise<TinyMcpServer> {
       await Promise.all([...servers].map((server) => server.sendToolListChanged().catch(() => undefined)));
     },
     forgetSessions: () => transports.clear(),
+    refuseSessions: (status) => {
+      refusal = status;
+    },
+    delaySessions: (ms) => {
+      delayMs = ms;
+    },
+    sessions,
+    openStreams: () => streams,
+    deletes,
+    hangDeletes: () => {
+      hang = true;
+    },
     close: async () => {
       await Promise.all([...servers].map((server) => server.close()));
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
+  };
+}
+
+/** The bridge's config for the tiny server at `url`, as its config file would resolve: a shared server unless `fields` say otherwise. */
+export function tinyServerConfig(
+  url: string,
+  fields: Partial<Pick<ServerConfig, "isolation" | "idleMs">> = {},
+): ServerConfig {
+  return {
+    kind: "http",
+    name: "tiny",
+    prefix: "tiny",
+    url,
+    headers: {},
+    timeoutMs: 10_000,
+    isolation: "shared",
+    idleMs: 600_000,
+    maxInstances: 32,
+    ...fields,
   };
 }
