@@ -242,7 +242,12 @@ export function classifyError(
   { abortReason, written }: { abortReason: unknown; written: boolean },
   binding: ToolBinding,
 ): ToolFailure {
-  if (abortReason === CANCELLED) return cancelled();
+  if (abortReason === CANCELLED) {
+    // interrupted while it was still connecting: nothing went out, so the tool did not run
+    return written
+      ? cancelled()
+      : ToolFailure.unsent("cancelled", "the session was interrupted or closed before the call was sent");
+  }
   if (abortReason === HEADERS_TIMEOUT) {
     return new ToolFailure("headers_timeout", "the tool service sent no response headers in time");
   }
@@ -259,10 +264,11 @@ export function classifyError(
     );
   }
   const codes = errorCodes(error);
-  const unreachable = codes.find((code) => UNREACHABLE_CODES.has(code) || TLS_CODE.test(code));
+  // once the request went out, whatever broke the connection broke it under a call that may have run
+  const unreachable = !written && codes.find((code) => UNREACHABLE_CODES.has(code) || TLS_CODE.test(code));
   if (unreachable)
     return new ToolFailure("unreachable", `the tool service could not be reached (${unreachable})`);
-  if (error instanceof Error && /proxy/i.test(error.message)) {
+  if (!written && error instanceof Error && /proxy/i.test(error.message)) {
     return new ToolFailure("unreachable", `the proxy refused to carry the request (${error.message})`);
   }
   return new ToolFailure(

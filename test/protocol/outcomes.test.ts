@@ -137,7 +137,7 @@ describe("every row of the outcomes table", () => {
     });
   });
 
-  it("an interrupt ends a call that is still connecting at once: cancelled, not left to time out", async () => {
+  it("an interrupt ends a call that is still connecting at once: cancelled, not sent, not left to time out", async () => {
     const session = await client.createSession({
       tools: ["never_connects"],
       script: [{ tool_calls: [{ name: "never_connects", arguments: {} }] }, { text: "after" }],
@@ -151,9 +151,11 @@ describe("every row of the outcomes table", () => {
     );
     // not held until undici's 10 s connect timeout gives up on the connection
     expect(Date.now() - interrupted).toBeLessThan(5_000);
+    // nothing went out: the tool did not run
     expect(events.find((e) => e.type === "tool.result")?.data).toMatchObject({
       is_error: true,
-      error: { code: "cancelled" },
+      unknown_outcome: false,
+      error: { code: "cancelled", message: expect.stringContaining("before the call was sent") },
     });
   });
 
