@@ -345,8 +345,9 @@ export class TurnSupervisor {
     const lease = await this.deps.leases.acquire(sessionId);
     if (!lease) return;
     let next: TurnStart | undefined;
+    let session: SessionRecord | undefined;
     try {
-      const session = await this.deps.store.getSession(sessionId);
+      session = await this.deps.store.getSession(sessionId);
       // the turn may have ended, and its owner let go, since it was found: then there is nothing to do
       if (session?.status !== "running") return;
       if (stopping === undefined) {
@@ -368,7 +369,8 @@ export class TurnSupervisor {
         "ended a turn whose owner was gone",
       );
     } finally {
-      if (next) this.#run(await this.#sessionOf(sessionId), lease, next);
+      // the session read above: reading it again could fail, and leave the lease held for good
+      if (next && session) this.#run(session, lease, next);
       else lease.release();
     }
   }
