@@ -84,7 +84,8 @@ export class PostgresTurnLeases implements TurnLeases {
         this.pool
           .query("DELETE FROM brain_turn_leases WHERE session_id = $1 AND token = $2", [sessionId, token])
           .catch((error: unknown) =>
-            // it runs out by itself: nobody can take the turn over before then
+            // renewals name only the leases still held, so this row runs out within lease_seconds
+            // by itself: nobody can take the turn over before then
             held.logger.warn({ session_id: sessionId, err: error }, "could not release a turn lease"),
           );
       },
@@ -163,10 +164,18 @@ export class PostgresTurnLeases implements TurnLeases {
     // a lease taken while the renewal is out is new, and not in its answer: it is not lost
     const before = [...this.#held];
     try {
+      // each lease by its session and token, never every row of this instance: a lease released
+      // whose DELETE failed must run out, not be renewed for as long as any other is held
       const { rows } = await this.pool.query<{ session_id: string; token: number }>(
-        `UPDATE brain_turn_leases SET expires_at = clock_timestamp() + $2 * interval '1 second'
-         WHERE owner = $1 AND expires_at > clock_timestamp() RETURNING session_id, token`,
-        [this.instanceId, this.leaseSeconds],
+        `UPDATE brain_turn_leases l SET expires_at = clock_timestamp() + $1 * interval '1 second'
+         FROM unnest($2::text[], $3::bigint[]) AS held (session_id, token)
+         WHERE l.session_id = held.session_id AND l.token = held.token AND l.expires_at > clock_timestamp()
+         RETURNING l.session_id, l.token`,
+        [
+          this.leaseSeconds,
+          before.map(([sessionId]) => sessionId),
+          before.map(([, held]) => held.lease.token),
+        ],
       );
       const renewed = new Map(rows.map((row) => [row.session_id, row.token]));
       for (const [sessionId, held] of before) {

@@ -103,6 +103,11 @@ const MIGRATIONS: readonly string[] = [
   DROP FUNCTION brain_append(text, text[], text[], text, text[], text, bigint, text, bigint);
   ${appendFunction(3)}
   `,
+  // 4: an idempotency key's claim carries a token of its own, so that a claim retried after its
+  // answer was lost is known as the same claim; keys claimed before have none, and stay others'
+  `
+  ALTER TABLE brain_idempotency_keys ADD COLUMN claim text;
+  `,
 ];
 
 /**

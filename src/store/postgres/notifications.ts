@@ -5,11 +5,21 @@ export type NotificationHandler = (payload: string) => void;
 
 const RECONNECT_FIRST_MS = 100;
 const RECONNECT_MAX_MS = 5000;
+/**
+ * A connection that only listens never writes, so a peer gone without a word (a NAT that forgot
+ * it, a failover without a reset) would go unnoticed for good: it is asked a question this often,
+ * and taken for lost when the answer takes longer than HEARTBEAT_TIMEOUT_MS.
+ */
+export const HEARTBEAT_EVERY_MS = 5000;
+export const HEARTBEAT_TIMEOUT_MS = 3000;
+/** TCP keepalive too, so that the kernel gives up on a silent peer even while nothing asks it. */
+const KEEPALIVE_DELAY_MS = 10_000;
 
 /**
  * One connection that LISTENs for the whole instance: the bus, the leases and the inspection
- * grants each take their channels. A lost connection is made again with backoff, and whoever
- * asked is told, since notifications sent meanwhile are gone: they read what they missed.
+ * grants each take their channels. A lost connection, or one that stops answering, is made again
+ * with backoff, and whoever asked is told, since notifications sent meanwhile are gone: they read
+ * what they missed.
  */
 export class PostgresNotifications {
   readonly #handlers = new Map<string, NotificationHandler>();
@@ -18,6 +28,7 @@ export class PostgresNotifications {
   #closed = false;
   #retryMs = RECONNECT_FIRST_MS;
   #retryTimer: NodeJS.Timeout | undefined;
+  #heartbeatTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly url: string,
@@ -35,17 +46,48 @@ export class PostgresNotifications {
   }
 
   async start(): Promise<void> {
-    this.#client = await this.#connect();
+    this.#use(await this.#connect());
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retryTimer);
+    clearTimeout(this.#heartbeatTimer);
     await this.#client?.end().catch(() => undefined);
   }
 
+  #use(client: pg.Client): void {
+    this.#client = client;
+    this.#heartbeat(client);
+  }
+
+  /** One question after another, never two at once: a slow answer is not asked again meanwhile. */
+  #heartbeat(client: pg.Client): void {
+    this.#heartbeatTimer = setTimeout(async () => {
+      if (this.#closed || this.#client !== client) return;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), HEARTBEAT_TIMEOUT_MS).unref();
+      });
+      const answered = client.query("SELECT 1").then(
+        () => true,
+        () => false,
+      );
+      const alive = await Promise.race([answered, late]);
+      clearTimeout(timer);
+      if (alive) this.#heartbeat(client);
+      else this.#lost(client);
+    }, HEARTBEAT_EVERY_MS);
+    this.#heartbeatTimer.unref();
+  }
+
   async #connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000 });
+    const client = new pg.Client({
+      connectionString: this.url,
+      connectionTimeoutMillis: 5000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    });
     client.on("notification", (message) => {
       const handler = this.#handlers.get(message.channel);
       if (handler && message.payload !== undefined) handler(message.payload);
@@ -60,6 +102,8 @@ export class PostgresNotifications {
   #lost(client: pg.Client): void {
     if (this.#closed || this.#client !== client) return;
     this.#client = undefined;
+    clearTimeout(this.#heartbeatTimer);
+    // with the heartbeat's question unanswered, this destroys the socket rather than wait on it
     client.end().catch(() => undefined);
     this.logger.warn("lost the PostgreSQL notification connection; connecting again");
     this.#retry();
@@ -73,7 +117,7 @@ export class PostgresNotifications {
           await client.end();
           return;
         }
-        this.#client = client;
+        this.#use(client);
         this.#retryMs = RECONNECT_FIRST_MS;
         this.logger.info("PostgreSQL notification connection back");
         for (const handler of this.#reconnected) handler();

@@ -65,7 +65,7 @@ export class PostgresStore implements Store {
     private readonly retry: StoreRetry = DEFAULT_RETRY,
   ) {}
 
-  /** A query retried while the server is away: reads (and other queries safe to run twice). */
+  /** A query retried while the server is away: reads, and writes made safe to run twice. */
   #query<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<pg.QueryResult<R>> {
     return whileReachable(() => this.pool.query<R>(sql, values), this.retry.readMs);
   }
@@ -220,10 +220,14 @@ export class PostgresStore implements Store {
          AND (created_at < $3 OR (status IS NULL AND created_at < $4))`,
       [claim.tenantId, claim.key, claim.expiredBefore, claim.abandonedBefore],
     );
+    // the same token on every attempt: a claim that committed before its answer was lost is found
+    // again as this request's own, not taken for another's still running
+    const token = randomUUID();
     const claimed = await this.#query(
-      `INSERT INTO brain_idempotency_keys (tenant_id, key, fingerprint, created_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT DO NOTHING RETURNING 1`,
-      [claim.tenantId, claim.key, claim.fingerprint, claim.now],
+      `INSERT INTO brain_idempotency_keys (tenant_id, key, fingerprint, created_at, claim) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (tenant_id, key) DO UPDATE SET claim = EXCLUDED.claim
+         WHERE brain_idempotency_keys.claim = EXCLUDED.claim RETURNING 1`,
+      [claim.tenantId, claim.key, claim.fingerprint, claim.now, token],
     );
     if (claimed.rowCount === 1) return undefined;
     const { rows } = await this.#query<IdempotencyRow>(
