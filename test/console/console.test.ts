@@ -213,6 +213,70 @@ describe("the web console", needs("chromium"), () => {
     await page.close();
   });
 
+  it("answers a call again after an answer that never reached Brain", async () => {
+    const client = brain.client();
+    const session = await client.createSession({
+      tools: ["guarded"],
+      script: [{ tool_calls: [{ name: "guarded", arguments: {} }] }, { text: "answered" }],
+    });
+    const { page } = await signedIn();
+    await page.goto(`${origin}/console#${session.id}`);
+    await page.reload();
+    await page.waitForSelector("#events [data-type='session.created']");
+    await client.sendMessage(session.id, "go");
+    const approve = page.locator("#events .card.tool button.approve");
+    await approve.waitFor();
+
+    // Brain is out of reach when the person answers: the answer is lost, the call still waits
+    proxy.cut();
+    try {
+      await approve.click();
+      await page.waitForSelector("#message.error");
+      await expect.poll(() => approve.isEnabled()).toBe(true);
+      await expect(page.isEnabled("#events .card.tool button.deny")).resolves.toBe(true);
+    } finally {
+      // the tests after this one reach Brain through the same proxy
+      proxy.restore();
+    }
+    const waiting = await client.events(session.id);
+    expect(waiting.filter((event) => event.type === "tool.approval")).toEqual([]);
+    await approve.click();
+    await page.waitForSelector("#events [data-type='turn.completed']");
+    await expect(page.locator("#events .card.tool .result .code").textContent()).resolves.toBe("ok");
+    await expect(page.textContent("#message")).resolves.toBe("");
+    await page.close();
+  });
+
+  it("forgets the key and everything the key showed, so another key starts clean", async () => {
+    const { page } = await signedIn();
+    // the key, once it works, is in the tab's storage only, not in a form anyone can submit or read
+    expect(await page.inputValue("#key")).toBe("");
+    await page.click("#create button[type=submit]");
+    await page.waitForSelector("#events [data-type='session.created']");
+    const acmeSession = (await page.textContent("#session-id")) ?? "";
+
+    await page.click("#forget");
+    await page.waitForSelector("#login:not([hidden])");
+    expect(await page.inputValue("#key")).toBe("");
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
+    // hidden itself, not only inside the hidden app
+    expect(await page.getAttribute("#session", "hidden")).not.toBeNull();
+    await expect(page.locator("#events > *").count()).resolves.toBe(0);
+    await expect(page.textContent("#session-id")).resolves.toBe("");
+
+    // another tenant's key: its own sessions, and no session of the first one open to act on
+    await page.fill("#key", brain.keys.globex);
+    await page.click("#login button[type=submit]");
+    await page.waitForSelector("#app:not([hidden])");
+    await expect(page.isHidden("#session")).resolves.toBe(true);
+    const listed = await page.$$eval("#sessions [data-id]", (nodes) =>
+      nodes.map((node) => node.getAttribute("data-id")),
+    );
+    expect(listed).not.toContain(acmeSession);
+    expect(await page.textContent("#session-id")).toBe("");
+    await page.close();
+  });
+
   it("shows a model's text live as it writes, and keeps it, marked, when the turn is interrupted", async () => {
     model.enqueue(openAIStall("Thinking about <b>it</b>"));
     const { page } = await signedIn();

@@ -3,8 +3,11 @@ import { el, pretty } from "./dom.js";
 
 type Of<T extends SessionEvent["type"]> = Extract<SessionEvent, { type: T }>;
 
-/** How a person's answer to a call that waits for approval reaches Brain. */
-export type AnswerApproval = (callId: string, decision: "approve" | "deny") => void;
+/**
+ * How a person's answer to a call that waits for approval reaches Brain; resolves whether Brain
+ * took it (a failure is the caller's to show).
+ */
+export type AnswerApproval = (callId: string, decision: "approve" | "deny") => Promise<boolean>;
 
 /** The progress lines a tool card keeps: the newest, since a long run sends thousands. */
 const MAX_PROGRESS_LINES = 50;
@@ -158,10 +161,14 @@ export class EventView {
       [approve, "approve"],
       [deny, "deny"],
     ] as const) {
-      button.addEventListener("click", () => {
+      button.addEventListener("click", async () => {
         approve.disabled = true;
         deny.disabled = true;
-        this.answer(call_id, decision);
+        // an answer lost or refused leaves the call waiting: the buttons must be able to answer again
+        if (!(await this.answer(call_id, decision))) {
+          approve.disabled = false;
+          deny.disabled = false;
+        }
       });
     }
     owner.classList.add("waiting");

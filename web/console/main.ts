@@ -32,12 +32,21 @@ function explain(error: unknown): string {
     : String((error as Error)?.message ?? error);
 }
 
-/** Run an action of a button or form: its failure is shown, never thrown away. */
+/** Run an action: its failure is shown, never thrown away; resolves whether it succeeded. */
+async function attempt(action: () => Promise<void>): Promise<boolean> {
+  say("");
+  try {
+    await action();
+    return true;
+  } catch (error) {
+    say(explain(error), "error");
+    return false;
+  }
+}
+
+/** The handler of a button or form that runs `action`. */
 function act(action: () => Promise<void>): () => void {
-  return () => {
-    say("");
-    action().catch((error: unknown) => say(explain(error), "error"));
-  };
+  return () => void attempt(action);
 }
 
 async function connect(key: string): Promise<void> {
@@ -45,6 +54,8 @@ async function connect(key: string): Promise<void> {
   // the catalog proves the key and fills the new-session form
   const catalog = await candidate.catalog();
   sessionStorage.setItem(KEY_ITEM, key);
+  // once it works it is kept in sessionStorage only: the form must not hold it for the next person
+  byId<HTMLInputElement>("key").value = "";
   client = candidate;
   show("login", false);
   show("app", true);
@@ -67,11 +78,25 @@ async function connect(key: string): Promise<void> {
 
 function forget(): void {
   sessionStorage.removeItem(KEY_ITEM);
-  watching?.abort();
   client = undefined;
   location.hash = "";
+  // nothing of this key's tenant stays on screen for the next key, nor an id its buttons would act on
+  closeSessionView();
+  byId("sessions").replaceChildren();
+  byId("tools").replaceChildren();
   show("app", false);
   show("login", true);
+}
+
+/** No session open: its stream stopped, its id, details and events gone. */
+function closeSessionView(): void {
+  watching?.abort();
+  watching = undefined;
+  show("session", false);
+  for (const id of ["session-id", "session-meta", "session-status", "events", "connection"]) {
+    byId(id).replaceChildren();
+  }
+  byId("connection").dataset.state = "";
 }
 
 async function loadSessions(first: boolean): Promise<void> {
@@ -128,9 +153,9 @@ async function openSession(id: string): Promise<void> {
     `${session.config.model} · tools: ${session.config.tools.join(", ") || "none"}`;
   setStatus(session.status);
   const view = new EventView(byId("events"), (callId, decision) =>
-    act(async () => {
+    attempt(async () => {
       await client?.answerApproval(id, callId, { decision });
-    })(),
+    }),
   );
   watch(client, id, view, controller.signal).catch((error: unknown) => {
     if (!controller.signal.aborted) say(explain(error), "error");
@@ -158,6 +183,8 @@ function setConnection(status: StreamStatus | { state: "ended" }): void {
 
 async function watch(brain: BrainClient, id: string, view: EventView, signal: AbortSignal): Promise<void> {
   for await (const event of brain.streamEvents(id, { signal, onStatus: setConnection })) {
+    // events already read when the stream was stopped belong to a view that is gone
+    if (signal.aborted) return;
     view.add(event);
     if (event.type === "turn.started") setStatus("running");
     if (
