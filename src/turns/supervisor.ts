@@ -350,6 +350,15 @@ export class TurnSupervisor {
       session = await this.deps.store.getSession(sessionId);
       // the turn may have ended, and its owner let go, since it was found: then there is nothing to do
       if (session?.status !== "running") return;
+      // a chain of turns that stops for a close, or for a message that takes the turn's place,
+      // starts no queued turn
+      const chainsQueue = stopping === undefined || stopping === "interrupted";
+      const events = await this.#readAll(sessionId);
+      if (!turnOpen(events)) {
+        // the Brain that ran it stopped and left the queue to the next owner
+        if (chainsQueue) next = await this.#startHead(session, lease, events);
+        return;
+      }
       if (stopping === undefined) {
         next = await this.#pickUpWaiting(session, lease);
         if (next) {
@@ -360,8 +369,6 @@ export class TurnSupervisor {
           return;
         }
       }
-      // a stop for a close, or for a message that takes the turn's place, starts no queued turn
-      const chainsQueue = stopping === undefined || stopping === "interrupted";
       const ended = await this.#endStrandedTurn(session, lease, OWNER_GONE, !chainsQueue);
       next = ended.next;
       turnLogger(this.deps.logger, ended.span).warn(
@@ -488,6 +495,9 @@ export class TurnSupervisor {
         tally.base = lastSeq;
       }
       const head = lease.signal.aborted || this.#stopping ? undefined : tally.queue[0];
+      // a Brain that stops leaves its queue to the next owner: the session stays running with no
+      // turn open, which the next start, or another instance, takes up (#endOwnerless)
+      const owed = (this.#stopping || lease.signal.reason === SHUTDOWN) && tally.queue.length > 0;
       if (head)
         nextSpan ??= startTurnSpan(this.deps.tracing, session.id, parseTraceparent(head.data.traceparent));
       const events: NewEvent[] =
@@ -502,7 +512,7 @@ export class TurnSupervisor {
         ...options,
         ...fenced(lease),
         expectLastSeq: lastSeq,
-        setStatus: head ? "running" : "idle",
+        setStatus: head || owed ? "running" : "idle",
       });
       if (result.ok) {
         const stored = result.events;
@@ -526,8 +536,15 @@ export class TurnSupervisor {
   #run(session: SessionRecord, lease: TurnLease, first: TurnStart): void {
     const chain = async () => {
       let start: TurnStart | undefined = first;
+      // a queued turn whose start was written as an interrupt came: the interrupt was the turn
+      // before's, which it ended, so this one runs under a lease of its own
+      let interruptedBefore: TurnStart | undefined;
       try {
         while (start) {
+          if (start !== first && lease.signal.reason === "interrupted") {
+            interruptedBefore = start;
+            break;
+          }
           const current: TurnStart = start;
           start = await this.#runTurn(session, lease, current).catch((error: unknown) => {
             current.resume?.watch.close();
@@ -538,7 +555,11 @@ export class TurnSupervisor {
       } finally {
         lease.release();
       }
-      if (lease.signal.reason === "interrupted" && !this.#stopping) await this.#startQueued(session.id);
+      if (lease.signal.reason !== "interrupted" || this.#stopping) return;
+      if (!interruptedBefore) return this.#startQueued(session.id);
+      const next = await this.deps.leases.acquire(session.id);
+      // another owner took the turn up meanwhile, and runs or ends it
+      if (next) this.#run(session, next, interruptedBefore);
     };
     chain().catch((error: unknown) =>
       this.deps.logger.error({ session_id: session.id, err: error }, "could not start a queued message"),
@@ -552,29 +573,42 @@ export class TurnSupervisor {
     try {
       const session = await this.#sessionOf(sessionId);
       if (session.status !== "idle") return lease.release();
-      const events = await this.#readAll(sessionId);
-      const [head, ...rest] = foldQueue([], events);
-      if (!head) return lease.release();
-      const span = startTurnSpan(this.deps.tracing, sessionId, parseTraceparent(head.data.traceparent));
-      const result = await this.deps.log.append(
-        sessionId,
-        [
-          { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
-          turnStarted(span),
-        ],
-        {
-          expectStatus: ["idle"],
-          expectLastSeq: events.at(-1)?.seq ?? 0,
-          setStatus: "running",
-          ...fenced(lease),
-        },
-      );
-      if (!result.ok) return lease.release();
-      this.#run(session, lease, { startedAt: result.events.at(-1)?.seq ?? 0, span, queue: rest });
+      const next = await this.#startHead(session, lease, await this.#readAll(sessionId));
+      if (!next) return lease.release();
+      this.#run(session, lease, next);
     } catch (error) {
       lease.release();
       throw error;
     }
+  }
+
+  /**
+   * Start the turn of the session's next queued message, where no turn is open: after an
+   * interrupt (the session is idle), or after a Brain that stopped left the queue to the next
+   * owner (the session is still running). Undefined if the queue is empty or the log moved on.
+   */
+  async #startHead(
+    session: SessionRecord,
+    lease: TurnLease,
+    events: readonly StoredEvent[],
+  ): Promise<TurnStart | undefined> {
+    const [head, ...rest] = foldQueue([], events);
+    if (!head) return undefined;
+    const span = startTurnSpan(this.deps.tracing, session.id, parseTraceparent(head.data.traceparent));
+    const result = await this.deps.log.append(
+      session.id,
+      [
+        { type: "message.user", data: { content: head.data.content, queued_seq: head.seq } },
+        turnStarted(span),
+      ],
+      {
+        expectStatus: [session.status],
+        expectLastSeq: events.at(-1)?.seq ?? 0,
+        setStatus: "running",
+        ...fenced(lease),
+      },
+    );
+    return result.ok ? { startedAt: result.events.at(-1)?.seq ?? 0, span, queue: rest } : undefined;
   }
 
   /**
@@ -816,6 +850,14 @@ type CountedTurnEnd = Exclude<TurnRunEnd, "left_waiting">;
 function countTurnEnd(metrics: Metrics, end: CountedTurnEnd, seconds: number | undefined): void {
   metrics.turns.inc({ end });
   if (seconds !== undefined) metrics.turnSeconds.observe({ end }, seconds);
+}
+
+const TURN_ENDS = new Set<string>(["turn.completed", "turn.failed", "turn.interrupted"]);
+
+/** Whether the log's last turn has started and not ended. */
+function turnOpen(events: readonly StoredEvent[]): boolean {
+  const last = events.findLast((event) => event.type === "turn.started" || TURN_ENDS.has(event.type));
+  return last?.type === "turn.started";
 }
 
 /**

@@ -138,26 +138,30 @@ describe("Idempotency-Key, with a store that cannot keep an answer for a while",
   let failing = 0;
   let flaky: TestBrain;
   beforeAll(async () => {
-    flaky = await startBrain(undefined, {
-      start: {
-        openStore: (path) =>
-          new Proxy(new SqliteStore(path), {
-            get(target, name) {
-              const own = Reflect.get(target, name);
-              if (typeof own !== "function") return own;
-              if (name !== "answerIdempotencyKey" && name !== "releaseIdempotencyKey")
-                return own.bind(target);
-              return (...args: unknown[]) => {
-                if (failing === 0) return own.apply(target, args);
-                failing -= 1;
-                return Promise.reject(
-                  new StoreUnavailableError("PostgreSQL cannot be reached; nothing was lost"),
-                );
-              };
-            },
-          }),
+    // the failures are those of a wrapped SQLite store, on either project's run
+    flaky = await startBrain(
+      { store: { kind: "sqlite", path: "brain.db" } },
+      {
+        start: {
+          openStore: (path) =>
+            new Proxy(new SqliteStore(path), {
+              get(target, name) {
+                const own = Reflect.get(target, name);
+                if (typeof own !== "function") return own;
+                if (name !== "answerIdempotencyKey" && name !== "releaseIdempotencyKey")
+                  return own.bind(target);
+                return (...args: unknown[]) => {
+                  if (failing === 0) return own.apply(target, args);
+                  failing -= 1;
+                  return Promise.reject(
+                    new StoreUnavailableError("PostgreSQL cannot be reached; nothing was lost"),
+                  );
+                };
+              },
+            }),
+        },
       },
-    });
+    );
   });
   afterAll(async () => flaky?.stop());
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "../../src/store/sqlite.js";
-import { StoreUnavailableError } from "../../src/store/store.js";
-import { startBrain, type TestBrain } from "../helpers/brain.js";
-import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
-import { waitForEvents } from "../helpers/turns.js";
+import { SqliteStore } from "../src/store/sqlite.js";
+import { StoreUnavailableError } from "../src/store/store.js";
+import { startBrain, type TestBrain } from "./helpers/brain.js";
+import { sendJson, startToolService, type ToolService, textResult } from "./helpers/tool-service.js";
+import { waitForEvents } from "./helpers/turns.js";
 
 // A store whose reads of one session fail, as an unreachable PostgreSQL's do, after the first one
 // that comes once `failAfterFirstRead` names it: the read a takeover makes first succeeds, any later
