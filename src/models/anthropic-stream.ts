@@ -40,7 +40,10 @@ export class AnthropicStreamFold implements StreamFold<StreamEvent> {
         const block = event.content_block;
         if (block.type === "tool_use") {
           this.#tools.set(event.index, { id: block.id, name: block.name, initial: block.input, json: "" });
-          this.size += TOOL_CALL_SIZE + block.name.length;
+          // the input is kept, and some servers give it here whole instead of in deltas: it counts
+          // toward the bound as much as the deltas do
+          this.size +=
+            TOOL_CALL_SIZE + block.id.length + block.name.length + (JSON.stringify(block.input)?.length ?? 0);
         } else if (block.type === "text" && block.text !== "") {
           this.#text += block.text;
           this.size += block.text.length;

@@ -57,8 +57,15 @@ export class OpenAIStreamFold implements StreamFold<Chunk> {
         this.#calls.set(index, call);
         this.size += TOOL_CALL_SIZE;
       }
-      call.id ||= piece.id ?? undefined;
-      call.name ||= piece.function?.name ?? "";
+      // the id and name are kept from their first piece, so they count once, like the arguments
+      if (!call.id && piece.id) {
+        call.id = piece.id;
+        this.size += piece.id.length;
+      }
+      if (!call.name && piece.function?.name) {
+        call.name = piece.function.name;
+        this.size += call.name.length;
+      }
       const args = piece.function?.arguments ?? "";
       call.arguments += args;
       this.size += args.length;

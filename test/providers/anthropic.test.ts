@@ -10,6 +10,7 @@ import {
   anthropicReply,
   anthropicStall,
   anthropicStream,
+  anthropicWholeCalls,
 } from "./fake-anthropic.js";
 import { writeSse } from "./fake-model-server.js";
 
@@ -42,6 +43,7 @@ const context = describeProviderConformance({
       ...(options.text !== undefined && { text: options.text }),
       ...(options.usage && { usage: options.usage }),
     }),
+  wholeCalls: anthropicWholeCalls,
   // the API's JSON is whole unless max_tokens cut the message off mid-call
   rawToolCall: (id, name, raw) =>
     anthropicReply({ tools: [{ id, name, input: {}, raw }], stop_reason: "max_tokens" }),

@@ -25,6 +25,8 @@ export interface ProviderAdapter {
     calls: FakeCall[],
     options?: { text?: string; usage?: { input: number; output: number } },
   ) => Reply;
+  /** Tool calls each sent whole, in one event, as fast as Brain reads: for replies of many MiB. */
+  wholeCalls: (calls: FakeCall[]) => Reply;
   /** One tool call whose arguments are `raw`, not JSON. */
   rawToolCall: (id: string, name: string, raw: string) => Reply;
   /** A reply whose stream is cut after `text` was sent. */
@@ -564,6 +566,27 @@ export function describeProviderConformance(adapter: ProviderAdapter): () => Pro
       expect(stored.map((e) => e.type)).not.toContain("message.assistant");
       await lastRequests(1)[0]?.closed;
     });
+
+    // each part of a call that Brain keeps counts toward the bound, wherever the provider puts it
+    it.each(["id", "name", "input"] as const)(
+      "fails a reply whose whole tool calls pass the bound in their %s, without retrying",
+      async (part) => {
+        const mib = "x".repeat(1024 * 1024);
+        const calls = Array.from({ length: 20 }, (_, i) => ({
+          id: part === "id" ? `${mib}${i}` : `call_${i}`,
+          name: part === "name" ? `${mib}${i}` : "echo",
+          input: { text: part === "input" ? mib : "x" },
+        }));
+        fake.enqueue(adapter.wholeCalls(calls));
+        const before = fake.requests.length;
+        const { stored } = await turn({ tools: ["echo"] });
+        expect(stored.at(-1)).toMatchObject({
+          type: "turn.failed",
+          data: { error: { code: "provider_bad_response", message: expect.stringContaining("16 MiB") } },
+        });
+        expect(fake.requests.length - before).toBe(1);
+      },
+    );
 
     it("ends an attempt when the provider stays silent past timeout_seconds", async () => {
       fake.enqueue(adapter.stall("and then nothing"));

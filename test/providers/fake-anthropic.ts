@@ -5,6 +5,7 @@ import {
   writeSse,
   writeSseAndHold,
   writeSseForever,
+  writeSseFrames,
 } from "./fake-model-server.js";
 
 /**
@@ -140,6 +141,33 @@ export const anthropicEndless =
       res,
       messageStart() + frame("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
       frame("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } }),
+      request,
+    );
+
+/**
+ * A message whose tool_use blocks each come whole in content_block_start, input included, with no
+ * input_json_delta: as some compatible servers send them. Written fast, so it may be large.
+ */
+export const anthropicWholeCalls =
+  (tools: FakeToolUse[]): Reply =>
+  (res, request) =>
+    writeSseFrames(
+      res,
+      [
+        messageStart(),
+        ...tools.flatMap((tool, index) => [
+          frame("content_block_start", {
+            index,
+            content_block: { type: "tool_use", id: tool.id, name: tool.name, input: tool.input },
+          }),
+          frame("content_block_stop", { index }),
+        ]),
+        frame("message_delta", {
+          delta: { stop_reason: "tool_use", stop_sequence: null },
+          usage: { output_tokens: 5 },
+        }),
+        frame("message_stop", {}),
+      ],
       request,
     );
 

@@ -124,6 +124,25 @@ export async function writeSseForever(
   }
 }
 
+/**
+ * Write each of `frames` whole, as fast as the client reads, until they are all sent or the client
+ * leaves: a reply of many MiB in no time, where writeSse's small pieces would take minutes.
+ */
+export async function writeSseFrames(
+  res: ServerResponse,
+  frames: Iterable<string>,
+  request: ModelRequestSeen,
+) {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  for (const frame of frames) {
+    if (res.destroyed) return;
+    // a client gone never drains: its leaving ends the wait, and the loop with it
+    if (!res.write(frame))
+      await Promise.race([new Promise((resolve) => res.once("drain", resolve)), request.closed]);
+  }
+  res.end();
+}
+
 export function writeJson(
   res: ServerResponse,
   status: number,

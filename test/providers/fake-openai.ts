@@ -5,6 +5,7 @@ import {
   writeSse,
   writeSseAndHold,
   writeSseForever,
+  writeSseFrames,
 } from "./fake-model-server.js";
 
 /**
@@ -89,6 +90,12 @@ export const openAIError =
   (status: number, type: string, message: string, headers: Record<string, string> = {}): Reply =>
   (res) =>
     writeJson(res, status, { error: { message, type, param: null, code: null } }, headers);
+
+/** A completion whose tool calls each come whole in one chunk, written fast, so it may be large. */
+export const openAIWholeCalls =
+  (tools: FakeToolCall[]): Reply =>
+  (res, request) =>
+    writeSseFrames(res, openAIStream({ tools, wholeCalls: true }).split(/(?<=\n\n)/), request);
 
 /** A stream that sends `text` and then nothing, until the client leaves. */
 export const openAIStall =

@@ -9,6 +9,7 @@ import {
   openAIReply,
   openAIStall,
   openAIStream,
+  openAIWholeCalls,
 } from "./fake-openai.js";
 
 const body = (value: unknown) => value as OpenAIRequestBody;
@@ -45,6 +46,10 @@ const context = describeProviderConformance({
       ...(options.text !== undefined && { text: options.text }),
       ...(options.usage && { usage: options.usage }),
     }),
+  wholeCalls: (calls) =>
+    openAIWholeCalls(
+      calls.map((call) => ({ id: call.id, name: call.name, arguments: JSON.stringify(call.input) })),
+    ),
   rawToolCall: (id, name, raw) => openAIReply({ tools: [{ id, name, arguments: raw }] }),
   cut: (text) => (res) => {
     const stream = openAIStream({ text: `${text} and the rest` });
