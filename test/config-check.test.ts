@@ -353,6 +353,37 @@ describe("brain -check", () => {
     expect(problems(refusedTenant)).toEqual(["tenants[0].api_key_env: must be string"]);
   });
 
+  it("refuses a max_tokens the model cannot write, naming the model and both numbers, in -check and at start", () => {
+    const model = (extra: Record<string, unknown>) => ({
+      provider: "anthropic",
+      api_key_env: "PROVIDER_KEY",
+      ...extra,
+    });
+    const config = {
+      ...baseConfig(),
+      models: [
+        { name: "default", provider: "scripted" },
+        model({ name: "haiku", model: "claude-3-5-haiku-latest", max_tokens: 32_000 }),
+        // the answer Anthropic is asked for when max_tokens is unset must fit too
+        model({ name: "own", model: "mine", context_window: 32_768, max_output_tokens: 4096 }),
+        model({ name: "fits", model: "claude-3-5-haiku-latest", max_tokens: 8192 }),
+        { ...model({ name: "gpt", model: "gpt-4o", max_tokens: 20_000 }), provider: "openai" },
+      ],
+    };
+    const expected = [
+      'models[1].max_tokens: 32000 tokens, more than model "claude-3-5-haiku-latest" can write (max_output_tokens 8192); the provider would refuse every call, so set max_tokens to 8192 or less',
+      'models[2].max_tokens: unset, so requests ask for 8192 tokens, more than model "mine" can write (max_output_tokens 4096); the provider would refuse every call, so set max_tokens to 4096 or less',
+      'models[4].max_tokens: 20000 tokens, more than model "gpt-4o" can write (max_output_tokens 16384); the provider would refuse every call, so set max_tokens to 16384 or less',
+    ];
+    const env = { ...ENV, PROVIDER_KEY: "p1" };
+    expect(problems(check(config, env))).toEqual(expected);
+    const path = join(dir, "max-tokens-start.json");
+    writeFileSync(path, JSON.stringify(config));
+    const started = runBrain(["-config", path], env);
+    expect(started.code).not.toBe(0);
+    expect(problems(started)).toEqual(expected);
+  });
+
   it("refuses to start on an invalid config, with the same messages", () => {
     const path = join(dir, "bad-start.json");
     writeFileSync(path, JSON.stringify(withTool({ url: "ftp://x" })));

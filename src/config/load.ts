@@ -4,7 +4,7 @@ import { check, compile } from "../../protocol/validation.js";
 import { type Listen, listenOf, urlProblem } from "../../runtime/addresses.js";
 import { readJsonFile } from "../../runtime/config-file.js";
 import { envSecret, type Secret } from "../../runtime/secret.js";
-import { type ContextWindow, contextWindowOf } from "../context/window.js";
+import { type ContextWindow, contextWindowOf, summariserWindow } from "../context/window.js";
 import { type ExportSettings, exportSettings } from "../telemetry/export-settings.js";
 import {
   DEFAULT_INSPECT_SESSION,
@@ -212,13 +212,25 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
       }
     }
     const resolved = contextWindowOf(model);
-    if ("problem" in resolved) problems.push(`models[${i}].${resolved.problem}`);
+    if ("problems" in resolved)
+      for (const problem of resolved.problems) problems.push(`models[${i}].${problem}`);
     models.set(model.name, { ...model, apiKey, window: "window" in resolved ? resolved.window : undefined });
   });
   config.models.forEach((model, i) => {
     const named = model?.context?.compaction_model;
-    if (named !== undefined && !models.has(named))
+    if (!model || named === undefined) return;
+    const summariser = models.get(named);
+    if (!summariser) {
       problems.push(`models[${i}].context.compaction_model: no model "${named}" in models`);
+      return;
+    }
+    const own = models.get(model.name);
+    // the transcript another model summarises must fit that model's window, counted its way
+    if (own?.window && named !== model.name)
+      models.set(model.name, {
+        ...own,
+        window: { ...own.window, summariser: summariserWindow(summariser.provider, summariser.window) },
+      });
   });
 
   const tools = new Map<string, ToolBinding>();

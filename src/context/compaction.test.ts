@@ -1,9 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import { ConversationFold } from "../turns/conversation.js";
-import { chooseCut, compactionMessages, truncationNote } from "./compaction.js";
+import {
+  COMPACTION_PROMPT,
+  chooseCut,
+  compactionMessages,
+  leftOutNote,
+  truncationNote,
+} from "./compaction.js";
 import type { ContextMeasure, HistoryEntry } from "./history.js";
-import { ESTIMATE } from "./tokens.js";
+import { ESTIMATE, type TokenCounter } from "./tokens.js";
 
 const usage = { input_tokens: 0, output_tokens: 0 };
 const measure: ContextMeasure = { counter: ESTIMATE, forModel: (result) => result };
@@ -128,21 +134,59 @@ describe("a compaction folded from the log", () => {
       "[2 earlier turns were left out here to fit the model's context window; the session's events keep them all.]",
     );
   });
+
+  it("counts in a truncation's note the turns of the note or summary it replaces", () => {
+    const note = (data: { strategy: "truncate" | "compact"; summary: string }, seq: number): StoredEvent => ({
+      seq,
+      at: "2026-12-03T00:00:00.000Z",
+      type: "context.compacted",
+      data: { ...data, through_seq: 14, usage, tokens_before: 0, tokens_after: 0 },
+    });
+    const later = stored([...turn(4), ...turn(5)]).map((event) => ({ ...event, seq: event.seq + 22 }));
+    for (const earlier of [
+      { strategy: "truncate" as const, summary: truncationNote(folded(log).entries().slice(0, 8)) },
+      { strategy: "compact" as const, summary: "Two questions." },
+    ]) {
+      const entries = folded([...log, note(earlier, 22), ...later]).entries();
+      expect(roles(entries.slice(0, 2))).toBe("summary user");
+      // the earlier part's 2 turns, question 3's and question 4's
+      expect(truncationNote(entries.slice(0, 9))).toBe(
+        "[4 earlier turns were left out here to fit the model's context window; the session's events keep them all.]",
+      );
+    }
+  });
 });
 
 describe("compactionMessages", () => {
   it("sends the messages as one transcript, leaving out the oldest that do not fit", () => {
     const entries = folded(stored([...turn(1), ...turn(2)])).entries();
-    const [whole] = compactionMessages(entries, 100_000, ESTIMATE);
-    expect(whole).toEqual({
+    const whole = compactionMessages(entries, 100_000, ESTIMATE, ESTIMATE);
+    expect(whole.left).toBe(0);
+    expect(whole.messages[0]).toEqual({
       role: "user",
       content: expect.stringContaining(
         'User: question 1\n\nAssistant called echo with {"text":"x"}\n\nResult of echo: y\n\nAssistant: answer 1',
       ),
     });
-    const [cut] = compactionMessages(entries, 200 + 20, ESTIMATE);
+    const [cut] = compactionMessages(entries, 200 + 20, ESTIMATE, ESTIMATE).messages;
     expect(cut?.role === "user" && cut.content).toMatch(
       /^\[\d+ older messages are left out here: they did not fit\]/,
+    );
+  });
+
+  it("counts with the summarising model's counter, not the one the conversation was counted with", () => {
+    const entries = folded(stored([...turn(1), ...turn(2), ...turn(3)])).entries();
+    // a model whose tokenizer makes ten tokens of what the session's makes one: the oldest are left out
+    const tenfold: TokenCounter = { family: "estimate", text: (text) => 10 * ESTIMATE.text(text) };
+    const budget = tenfold.text(COMPACTION_PROMPT) + entries.reduce((sum, entry) => sum + entry.tokens, 0);
+    expect(compactionMessages(entries, budget, ESTIMATE, ESTIMATE).left).toBe(0);
+    const { messages, left } = compactionMessages(entries, budget, tenfold, ESTIMATE);
+    expect(left).toBeGreaterThan(0);
+    const sent = messages[0]?.role === "user" ? messages[0].content : "";
+    expect(sent).toContain("Assistant: answer 3");
+    expect(sent).toContain(`[${left} older messages are left out here: they did not fit]`);
+    expect(leftOutNote(left)).toBe(
+      `[This summary leaves out the ${left} oldest of the messages it replaces, which did not fit the summarising model's context window; the session's events keep them all.]`,
     );
   });
 });

@@ -1,7 +1,7 @@
 import type { ConversationMessage } from "../models/provider.js";
 import { resultParts } from "../models/result-parts.js";
-import type { HistoryEntry } from "./history.js";
-import type { TokenCounter } from "./tokens.js";
+import { type HistoryEntry, turnsIn } from "./history.js";
+import { messageTokens, type TokenCounter } from "./tokens.js";
 
 /**
  * Where to cut a conversation to compact it: the index of the first message kept, so that the
@@ -41,28 +41,46 @@ export const COMPACTION_PROMPT = `You compact the conversation of a long-running
 
 /**
  * The summarising request for the messages before a cut: one user message holding them as a
- * transcript. When they pass `budget` tokens, the oldest are left out of it (a summary from an
- * earlier compaction, always first, stays). Pure.
+ * transcript, counted with the summarising model's `counter` (entries `countedBy` another are
+ * counted again). When they pass `budget` tokens, the oldest are left out of it (a summary from an
+ * earlier compaction, always first, stays); `left` says how many. Pure.
  */
 export function compactionMessages(
   entries: readonly HistoryEntry[],
   budget: number,
   counter: TokenCounter,
-): ConversationMessage[] {
+  countedBy: TokenCounter,
+): { messages: ConversationMessage[]; left: number } {
+  const tokensOf = (entry: HistoryEntry) =>
+    counter === countedBy ? entry.tokens : messageTokens(counter, entry.message);
   const lines: string[] = [];
   let room = budget - counter.text(COMPACTION_PROMPT);
   const first = entries[0];
   const start = first?.message.role === "summary" ? 1 : 0;
-  if (first && start === 1) room -= first.tokens;
+  if (first && start === 1) room -= tokensOf(first);
+  // newest first, and no further than what fits: another model's count of a long part costs time
   let from = entries.length;
-  while (from > start && room - (entries[from - 1] as HistoryEntry).tokens >= 0) {
+  while (from > start) {
+    const tokens = tokensOf(entries[from - 1] as HistoryEntry);
+    if (room - tokens < 0) break;
     from--;
-    room -= (entries[from] as HistoryEntry).tokens;
+    room -= tokens;
   }
   if (first && start === 1) lines.push(transcriptOf(first.message));
-  if (from > start) lines.push(`[${from - start} older messages are left out here: they did not fit]`);
+  const left = from - start;
+  if (left > 0) lines.push(`[${left} older messages are left out here: they did not fit]`);
   for (const entry of entries.slice(from)) lines.push(transcriptOf(entry.message));
-  return [{ role: "user", content: `${lines.join("\n\n")}\n\nWrite the summary of the conversation above.` }];
+  return {
+    messages: [
+      { role: "user", content: `${lines.join("\n\n")}\n\nWrite the summary of the conversation above.` },
+    ],
+    left,
+  };
+}
+
+/** What a summary says of the messages its model could not be sent. */
+export function leftOutNote(left: number): string {
+  return `[This summary leaves out the ${left} oldest of the messages it replaces, which did not fit the summarising model's context window; the session's events keep them all.]`;
 }
 
 function transcriptOf(message: ConversationMessage): string {
@@ -90,8 +108,11 @@ function transcriptOf(message: ConversationMessage): string {
   }
 }
 
-/** What the model reads in place of the turns that "truncate" left out. */
+/**
+ * What the model reads in place of the turns that "truncate" left out: those of an earlier note or
+ * summary it replaces included.
+ */
 export function truncationNote(entries: readonly HistoryEntry[]): string {
-  const turns = entries.filter((entry) => entry.message.role === "user").length;
+  const turns = turnsIn(entries);
   return `[${turns} earlier turn${turns === 1 ? " was" : "s were"} left out here to fit the model's context window; the session's events keep them all.]`;
 }

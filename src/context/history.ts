@@ -17,6 +17,18 @@ export interface HistoryEntry {
    */
   seq: number;
   tokens: number;
+  /** For a summary: the user turns it stands for, those of the summaries it replaced included. */
+  turns?: number;
+}
+
+/** The user turns that entries stand for, those an earlier summary replaced included. Pure. */
+export function turnsIn(entries: readonly HistoryEntry[]): number {
+  let turns = 0;
+  for (const entry of entries) {
+    if (entry.message.role === "user") turns++;
+    else if (entry.message.role === "summary") turns += entry.turns ?? 0;
+  }
+  return turns;
 }
 
 const UNSTORED = Number.MAX_SAFE_INTEGER;
@@ -141,16 +153,18 @@ export class ContextHistory {
     this.#reclaim();
     const cut = this.#entries.findIndex((entry) => entry.seq > data.through_seq);
     const end = cut === -1 ? this.#entries.length : cut;
+    const replaced = this.#entries.slice(0, end);
     let steps = 0;
     let dropped = 0;
-    for (const { message, tokens } of this.#entries.slice(0, end)) {
+    for (const { message, tokens } of replaced) {
       if (message.role === "assistant") steps++;
       else if (message.role === "summary") steps += message.steps;
       dropped += tokens;
     }
     const summary: ConversationMessage = { role: "summary", text: summaryText(data), steps };
     const tokens = messageTokens(this.measure.counter, summary);
-    this.#entries = [{ message: summary, seq: data.through_seq, tokens }, ...this.#entries.slice(end)];
+    const turns = turnsIn(replaced);
+    this.#entries = [{ message: summary, seq: data.through_seq, tokens, turns }, ...this.#entries.slice(end)];
     this.#messages = this.#entries.map((entry) => entry.message);
     this.#tokens += tokens - dropped;
     // the provider's count covered what is gone: from here on the estimate stands alone

@@ -9,9 +9,15 @@ import {
 } from "../models/provider.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
-import { COMPACTION_PROMPT, chooseCut, compactionMessages, truncationNote } from "./compaction.js";
-import type { ContextHistory } from "./history.js";
-import { requestTokens, type TokenCounter } from "./tokens.js";
+import {
+  COMPACTION_PROMPT,
+  chooseCut,
+  compactionMessages,
+  leftOutNote,
+  truncationNote,
+} from "./compaction.js";
+import type { ContextHistory, HistoryEntry } from "./history.js";
+import { requestTokens, type TokenCounter, tokenCounter } from "./tokens.js";
 import { type ContextWindow, fits } from "./window.js";
 
 /** What a model request sends besides the conversation. */
@@ -133,16 +139,39 @@ export class ContextKeeper {
     if (cut === undefined) return false;
     const entries = history.entries();
     const summarised = entries.slice(0, cut);
-    const throughSeq = (entries[cut]?.seq ?? 1) - 1;
-    let summary: string;
-    let usage: Usage = { input_tokens: 0, output_tokens: 0 };
-    if (window.strategy === "truncate") {
-      summary = truncationNote(summarised);
-    } else {
-      const reply = await this.deps.summariser.complete({
+    const written =
+      window.strategy === "compact" ? await this.#summarise(history, summarised, room) : undefined;
+    const made = written ?? {
+      strategy: "truncate" as const,
+      summary: truncationNote(summarised),
+      usage: { input_tokens: 0, output_tokens: 0 },
+    };
+    await this.#store(history, overhead, { ...made, through_seq: (entries[cut]?.seq ?? 1) - 1 });
+    return true;
+  }
+
+  /**
+   * The summary of the messages before a cut, by the compaction model when the entry names another
+   * (sent the newest that fit its own window, counted its way), else by the session's model (sent
+   * what fits `room`). Undefined when the summarising model refuses them as too long even so: its
+   * count disagrees with Brain's, and as the part to summarise only grows, every later turn would
+   * fail the same way; those turns are left out with a note instead.
+   */
+  async #summarise(
+    history: ContextHistory,
+    summarised: readonly HistoryEntry[],
+    room: number,
+  ): Promise<Pick<ContextCompactedData, "strategy" | "summary" | "usage"> | undefined> {
+    const other = this.deps.window?.summariser;
+    const counter = other ? await tokenCounter(other.provider) : history.measure.counter;
+    const budget = other ? (other.room ?? Number.POSITIVE_INFINITY) : room;
+    const { messages, left } = compactionMessages(summarised, budget, counter, history.measure.counter);
+    let reply: ModelReply;
+    try {
+      reply = await this.deps.summariser.complete({
         session: this.deps.session,
         system: COMPACTION_PROMPT,
-        messages: compactionMessages(summarised, room, history.measure.counter),
+        messages,
         tools: [],
         signal: this.deps.signal,
         steps: history.steps(),
@@ -150,16 +179,16 @@ export class ContextKeeper {
         logger: this.deps.logger,
         onDelta: () => undefined,
       });
-      summary = reply.text;
-      usage = reply.usage;
+    } catch (error) {
+      if (!isTooLong(error)) throw error;
+      this.deps.logger.warn(
+        { err: error.message, session_id: this.deps.session.id },
+        "the summarising model refused the conversation as too long: its oldest turns are left out instead",
+      );
+      return undefined;
     }
-    await this.#store(history, overhead, {
-      strategy: window.strategy,
-      summary,
-      through_seq: throughSeq,
-      usage,
-    });
-    return true;
+    const summary = left > 0 ? `${reply.text}\n\n${leftOutNote(left)}` : reply.text;
+    return { strategy: "compact", summary, usage: reply.usage };
   }
 
   /** Apply a compaction to the turn's history and store it, with the counts before and after. */

@@ -14,6 +14,15 @@ export interface ContextWindow {
   strategy: ContextStrategy;
   /** The model entry that writes summaries; undefined for this one. */
   compactionModel: string | undefined;
+  /** What that other entry's summarising calls may hold; undefined when this model summarises. */
+  summariser?: SummariserWindow | undefined;
+}
+
+/** The room of a compaction model's request, counted as its own provider counts. */
+export interface SummariserWindow {
+  provider: ModelEntry["provider"];
+  /** Its limit less its reserve for the summary; undefined: no bound (a scripted entry without a window). */
+  room: number | undefined;
 }
 
 // the room kept for an answer when the entry sets no max_tokens and the model may write more
@@ -22,21 +31,33 @@ const DEFAULT_RESERVE = 8192;
 /**
  * The window of a model entry: its own numbers, else the documented ones of its model. A scripted
  * entry without `context_window` has none (its conversations are never compacted); a provider's
- * model that neither knows is a problem for `-check`.
+ * model that neither knows is a problem for `-check`, and so is a max_tokens the model cannot write,
+ * which the provider would refuse every request for.
  */
 export function contextWindowOf(
   entry: ModelEntry,
-): { window: ContextWindow | undefined } | { problem: string } {
+): { window: ContextWindow | undefined } | { problems: string[] } {
   const known = entry.provider === "scripted" ? undefined : knownWindow(entry.provider, entry.model);
+  const maxOutput = entry.max_output_tokens ?? known?.maxOutputTokens;
+  const asked = entry.provider === "scripted" ? undefined : entry.max_tokens;
+  const problems: string[] = [];
+  if (entry.provider !== "scripted") {
+    // Anthropic's requests carry max_tokens even when the entry sets none: the default must fit too
+    const sent = asked ?? (entry.provider === "anthropic" ? DEFAULT_MAX_TOKENS : undefined);
+    if (sent !== undefined && maxOutput !== undefined && sent > maxOutput) {
+      problems.push(
+        `max_tokens: ${asked === undefined ? `unset, so requests ask for ${sent}` : sent} tokens, more than model "${entry.model}" can write (max_output_tokens ${maxOutput}); the provider would refuse every call, so set max_tokens to ${maxOutput} or less`,
+      );
+    }
+  }
   const contextWindow = entry.context_window ?? known?.contextWindow;
   if (contextWindow === undefined) {
     if (entry.provider === "scripted") return { window: undefined };
-    return {
-      problem: `context_window: Brain does not know the window of model "${entry.model}"; set context_window (and max_output_tokens) in tokens, as its provider documents them`,
-    };
+    problems.push(
+      `context_window: Brain does not know the window of model "${entry.model}"; set context_window (and max_output_tokens) in tokens, as its provider documents them`,
+    );
+    return { problems };
   }
-  const maxOutput = entry.max_output_tokens ?? known?.maxOutputTokens;
-  const asked = entry.provider === "scripted" ? undefined : entry.max_tokens;
   const fallback = entry.provider === "anthropic" ? DEFAULT_MAX_TOKENS : DEFAULT_RESERVE;
   const reserve =
     entry.provider === "scripted"
@@ -44,10 +65,11 @@ export function contextWindowOf(
       : Math.min(asked ?? fallback, maxOutput ?? Number.POSITIVE_INFINITY);
   const limit = Math.floor((entry.context?.threshold ?? DEFAULT_CONTEXT_THRESHOLD) * contextWindow);
   if (reserve >= limit) {
-    return {
-      problem: `context_window: ${contextWindow} tokens at threshold ${entry.context?.threshold ?? DEFAULT_CONTEXT_THRESHOLD} leave no room for the conversation beside an answer of ${reserve} tokens; lower max_tokens or raise the threshold`,
-    };
+    problems.push(
+      `context_window: ${contextWindow} tokens at threshold ${entry.context?.threshold ?? DEFAULT_CONTEXT_THRESHOLD} leave no room for the conversation beside an answer of ${reserve} tokens; lower max_tokens or raise the threshold`,
+    );
   }
+  if (problems.length > 0) return { problems };
   return {
     window: {
       contextWindow,
@@ -57,6 +79,14 @@ export function contextWindowOf(
       compactionModel: entry.context?.compaction_model,
     },
   };
+}
+
+/** What a model entry's summarising calls for another entry's sessions may hold. */
+export function summariserWindow(
+  provider: ModelEntry["provider"],
+  window: ContextWindow | undefined,
+): SummariserWindow {
+  return { provider, room: window && window.limit - window.reserve };
 }
 
 /** Whether a conversation of `tokens` leaves the answer its room within the window's limit. */

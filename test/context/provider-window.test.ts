@@ -24,6 +24,8 @@ import {
 const TURNS = 200;
 const WINDOW = 4000;
 const MIB = 1024 * 1024;
+const WIDE = 8000;
+const NARROW = 1500;
 
 let fake: FakeModelServer;
 let tools: ToolService;
@@ -71,6 +73,9 @@ beforeAll(async () => {
         // a window Brain is told is far larger than the one the provider enforces
         openAIModel("optimist", { context_window: 100_000 }),
         openAIModel("large"),
+        // a session model whose summaries a model of a smaller window writes
+        openAIModel("wide", { context_window: WIDE, context: { compaction_model: "narrow" } }),
+        openAIModel("narrow", { context_window: NARROW }),
         {
           name: "claude",
           provider: "anthropic",
@@ -221,6 +226,50 @@ describe("a session on a fake OpenAI that enforces its window", () => {
       `[Brain cut this result for the model: ${MIB - 65_536} of its ${MIB} bytes were left out (the tool's max_model_bytes is 65536). The whole result is in the session's events, in the tool.result of call ${stored?.data.call_id}.]`,
     );
   });
+});
+
+describe("a compaction model of a smaller window than the session's model", () => {
+  const TURNS_WIDE = 60;
+  /** A session on "wide" of TURNS_WIDE turns, the fake enforcing the window of each request's model. */
+  async function wideSession(summarisingWindow: number) {
+    const seen = { tokens: [] as number[] };
+    const summaries = { tokens: [] as number[] };
+    answer = (res, request) =>
+      isCompaction(request)
+        ? openAIWindowed(summarisingWindow, openAIAgent, summaries)(res, request)
+        : openAIWindowed(WIDE, openAIAgent, seen)(res, request);
+    const session = await client.createSession({ model: "wide", tools: ["echo"] });
+    for (let turn = 1; turn <= TURNS_WIDE; turn++) await runTurn(client, session.id, `question ${turn}`);
+    const events = await client.events(session.id, { limit: 10_000 });
+    expect(ofType(events, "turn.failed")).toEqual([]);
+    expect(ofType(events, "turn.completed")).toHaveLength(TURNS_WIDE);
+    expect(Math.max(...seen.tokens)).toBeLessThanOrEqual(WIDE);
+    const compactions = ofType(events, "context.compacted");
+    expect(compactions.length).toBeGreaterThan(0);
+    return { compactions, summaries };
+  }
+
+  it("is sent the newest of the part to summarise that fit its own window, and the summary says what it left out", async () => {
+    const { compactions, summaries } = await wideSession(NARROW);
+    // the part to summarise was larger than the narrow window: it was cut to it, counted as it counts
+    expect(Math.max(...summaries.tokens)).toBeLessThanOrEqual(NARROW);
+    for (const { data } of compactions) {
+      expect(data.strategy).toBe("compact");
+      expect(data.summary).toMatch(
+        /^Summary of \d+ messages\.\n\n\[This summary leaves out the \d+ oldest of the messages it replaces, which did not fit the summarising model's context window; the session's events keep them all\.\]$/,
+      );
+    }
+  }, 60_000);
+
+  it("refusing its transcript as too long all the same, leaves the oldest turns out instead: no turn fails", async () => {
+    // a provider whose count is not Brain's: it refuses every summarising request as too long
+    const { compactions, summaries } = await wideSession(0);
+    expect(summaries.tokens).toHaveLength(compactions.length);
+    for (const { data } of compactions) {
+      expect(data).toMatchObject({ strategy: "truncate", usage: { input_tokens: 0, output_tokens: 0 } });
+      expect(data.summary).toMatch(/^\[\d+ earlier turns? (was|were) left out here/);
+    }
+  }, 60_000);
 });
 
 describe("a session on a fake Anthropic that enforces its window", () => {
