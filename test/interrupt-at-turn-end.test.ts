@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { NewEvent } from "../protocol/events.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
+import { overridden } from "./helpers/overridden-store.js";
 import { ofType, waitForEvents } from "./helpers/turns.js";
 
 // A store whose write of a turn's end that starts the next queued turn, once `holdEnds` is set,
@@ -10,25 +10,20 @@ import { ofType, waitForEvents } from "./helpers/turns.js";
 let holdEnds = false;
 let endHeld: () => void = () => {};
 let letEndGo: () => void = () => {};
-function heldEnds(store: SqliteStore) {
-  return new Proxy(store, {
-    get(target, name) {
-      const own = Reflect.get(target, name);
-      if (typeof own !== "function") return own;
-      if (name !== "append") return own.bind(target);
-      return async (sessionId: string, events: readonly NewEvent[], options?: unknown) => {
-        const result = await own.call(target, sessionId, events, options);
-        const types = events.map((event) => event.type);
-        if (holdEnds && result.ok && types.includes("turn.completed") && types.includes("turn.started")) {
-          holdEnds = false;
-          const going = new Promise<void>((resolve) => {
-            letEndGo = resolve;
-          });
-          endHeld();
-          await going;
-        }
-        return result;
-      };
+function heldEnds(store: SqliteStore): SqliteStore {
+  return overridden(store, {
+    append: (own) => async (sessionId, events, options) => {
+      const result = await own(sessionId, events, options);
+      const types = events.map((event) => event.type);
+      if (holdEnds && result.ok && types.includes("turn.completed") && types.includes("turn.started")) {
+        holdEnds = false;
+        const going = new Promise<void>((resolve) => {
+          letEndGo = resolve;
+        });
+        endHeld();
+        await going;
+      }
+      return result;
     },
   });
 }

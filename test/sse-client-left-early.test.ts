@@ -1,26 +1,21 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
-import type { Store } from "../src/store/store.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
+import { overridden } from "./helpers/overridden-store.js";
 
 // A store whose session reads wait while `held` is set: what a networked database, or one that is
 // down and retried, looks like to an event stream that has not opened yet.
 let held: Promise<void> | undefined;
 let readWaiting: () => void = () => {};
-function slowReads(store: Store): Store {
-  return new Proxy(store, {
-    get(target, name) {
-      const own = Reflect.get(target, name);
-      // the store's methods use its private fields: they run on the store itself
-      if (name !== "getSession") return typeof own === "function" ? own.bind(target) : own;
-      return async (id: string) => {
-        if (held) {
-          readWaiting();
-          await held;
-        }
-        return target.getSession(id);
-      };
+function slowReads(store: SqliteStore): SqliteStore {
+  return overridden(store, {
+    getSession: (own) => async (id) => {
+      if (held) {
+        readWaiting();
+        await held;
+      }
+      return own(id);
     },
   });
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { StoreUnavailableError } from "../src/store/store.js";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
+import { overridden } from "./helpers/overridden-store.js";
 import { sendJson, startToolService, type ToolService, textResult } from "./helpers/tool-service.js";
 import { waitForEvents } from "./helpers/turns.js";
 
@@ -10,17 +11,12 @@ import { waitForEvents } from "./helpers/turns.js";
 // one fails.
 let failAfterFirstRead: string | undefined;
 let readsOfIt = 0;
-function flakyReads(store: SqliteStore) {
-  return new Proxy(store, {
-    get(target, name) {
-      const own = Reflect.get(target, name);
-      if (typeof own !== "function") return own;
-      if (name !== "getSession") return own.bind(target);
-      return (id: string) => {
-        if (id === failAfterFirstRead && readsOfIt++ > 0)
-          return Promise.reject(new StoreUnavailableError("PostgreSQL cannot be reached"));
-        return own.call(target, id);
-      };
+function flakyReads(store: SqliteStore): SqliteStore {
+  return overridden(store, {
+    getSession: (own) => (id) => {
+      if (id === failAfterFirstRead && readsOfIt++ > 0)
+        return Promise.reject(new StoreUnavailableError("PostgreSQL cannot be reached"));
+      return own(id);
     },
   });
 }

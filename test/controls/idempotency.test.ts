@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/sqlite.js";
 import { StoreUnavailableError } from "../../src/store/store.js";
 import { startBrain, type TestBrain } from "../helpers/brain.js";
+import { overridden } from "../helpers/overridden-store.js";
 import { waitForEvents } from "../helpers/turns.js";
 
 let brain: TestBrain;
@@ -143,22 +144,21 @@ describe("Idempotency-Key, with a store that cannot keep an answer for a while",
       { store: { kind: "sqlite", path: "brain.db" } },
       {
         start: {
-          openStore: (path) =>
-            new Proxy(new SqliteStore(path), {
-              get(target, name) {
-                const own = Reflect.get(target, name);
-                if (typeof own !== "function") return own;
-                if (name !== "answerIdempotencyKey" && name !== "releaseIdempotencyKey")
-                  return own.bind(target);
-                return (...args: unknown[]) => {
-                  if (failing === 0) return own.apply(target, args);
-                  failing -= 1;
-                  return Promise.reject(
-                    new StoreUnavailableError("PostgreSQL cannot be reached; nothing was lost"),
-                  );
-                };
-              },
-            }),
+          openStore: (path) => {
+            const failingFirst =
+              <A extends unknown[]>(own: (...args: A) => Promise<void>) =>
+              (...args: A): Promise<void> => {
+                if (failing === 0) return own(...args);
+                failing -= 1;
+                return Promise.reject(
+                  new StoreUnavailableError("PostgreSQL cannot be reached; nothing was lost"),
+                );
+              };
+            return overridden(new SqliteStore(path), {
+              answerIdempotencyKey: failingFirst,
+              releaseIdempotencyKey: failingFirst,
+            });
+          },
         },
       },
     );
