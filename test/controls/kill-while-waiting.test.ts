@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startBrainProcess } from "../helpers/brain-process.js";
+import { type BrainProcess, startBrainProcess } from "../helpers/brain-process.js";
 import { sendJson, startToolService, type ToolService, textResult } from "../helpers/tool-service.js";
 import { assertGapless, ofType, waitForEvents } from "../helpers/turns.js";
 
@@ -74,78 +74,62 @@ describe("a Brain killed with SIGKILL", { timeout: 60_000 }, () => {
   });
 
   it("with a message in the session's queue: after restart the queued message runs its turn", async () => {
-    const brain = await startWithTools();
-    try {
-      let client = brain.client();
-      const session = await client.createSession({
-        tools: ["hang"],
-        script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "echo: {{message}}" }],
-      });
-      const before = service.calls.length;
-      await client.sendMessage(session.id, "first");
-      expect(await client.sendMessage(session.id, "queued", { onBusy: "enqueue" })).toEqual({ queued: 1 });
-      const deadline = Date.now() + 10_000;
-      while (service.calls.length === before && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 10));
-      await brain.kill();
-
-      await brain.start();
-      client = brain.client();
-      const events = await waitForEvents(client, session.id, (all) => all.at(-1)?.type === "turn.completed");
-      assertGapless(events);
-      // the recovered turn's end and the queued message's start are one write
-      expect(events.map((e) => e.type).slice(-6)).toEqual([
-        "tool.result",
-        "turn.failed",
-        "message.user",
-        "turn.started",
-        "message.assistant",
-        "turn.completed",
-      ]);
-      expect(ofType(events, "tool.result")[0]?.data).toMatchObject({ error: { code: "brain_restarted" } });
-      expect(ofType(events, "message.user").at(-1)?.data).toMatchObject({ content: "queued" });
-      expect(ofType(events, "message.assistant").at(-1)?.data.text).toBe("echo: queued");
-    } finally {
-      await brain.stop();
-    }
+    // the recovered turn's end and the queued message's start are one write
+    await queuedAcrossStop((brain) => brain.kill(), "turn.failed", "brain_restarted");
   });
 });
 
 describe("a Brain stopped with SIGTERM", { timeout: 60_000 }, () => {
   it("with a message in the session's queue: the interrupted turn's end leaves it to the next start, which runs it", async () => {
-    const brain = await startWithTools();
-    try {
-      let client = brain.client();
-      const session = await client.createSession({
-        tools: ["hang"],
-        script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "echo: {{message}}" }],
-      });
-      const before = service.calls.length;
-      await client.sendMessage(session.id, "first");
-      expect(await client.sendMessage(session.id, "queued", { onBusy: "enqueue" })).toEqual({ queued: 1 });
-      const deadline = Date.now() + 10_000;
-      while (service.calls.length === before && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 10));
-      expect(await brain.terminate()).toBe(0);
-
-      await brain.start();
-      client = brain.client();
-      const events = await waitForEvents(client, session.id, (all) => all.at(-1)?.type === "turn.completed");
-      assertGapless(events);
-      expect(events.map((e) => e.type).slice(-6)).toEqual([
-        "tool.result",
-        "turn.interrupted",
-        "message.user",
-        "turn.started",
-        "message.assistant",
-        "turn.completed",
-      ]);
-      expect(ofType(events, "tool.result")[0]?.data).toMatchObject({ error: { code: "cancelled" } });
-      expect(ofType(events, "message.user").at(-1)?.data).toMatchObject({ content: "queued" });
-      expect(ofType(events, "message.assistant").at(-1)?.data.text).toBe("echo: queued");
-      expect((await client.getSession(session.id)).status).toBe("idle");
-    } finally {
-      await brain.stop();
-    }
+    await queuedAcrossStop(
+      async (brain) => expect(await brain.terminate()).toBe(0),
+      "turn.interrupted",
+      "cancelled",
+    );
   });
 });
+
+/**
+ * A turn whose call hangs, a message queued behind it, and Brain stopped by `stop` and started
+ * again: the turn ends `turnEnd` with its call `callCode`, and the queued message runs its turn.
+ */
+async function queuedAcrossStop(
+  stop: (brain: BrainProcess) => Promise<unknown>,
+  turnEnd: string,
+  callCode: string,
+): Promise<void> {
+  const brain = await startWithTools();
+  try {
+    let client = brain.client();
+    const session = await client.createSession({
+      tools: ["hang"],
+      script: [{ tool_calls: [{ name: "hang", arguments: {} }] }, { text: "echo: {{message}}" }],
+    });
+    const before = service.calls.length;
+    await client.sendMessage(session.id, "first");
+    expect(await client.sendMessage(session.id, "queued", { onBusy: "enqueue" })).toEqual({ queued: 1 });
+    const deadline = Date.now() + 10_000;
+    while (service.calls.length === before && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    await stop(brain);
+
+    await brain.start();
+    client = brain.client();
+    const events = await waitForEvents(client, session.id, (all) => all.at(-1)?.type === "turn.completed");
+    assertGapless(events);
+    expect(events.map((e) => e.type).slice(-6)).toEqual([
+      "tool.result",
+      turnEnd,
+      "message.user",
+      "turn.started",
+      "message.assistant",
+      "turn.completed",
+    ]);
+    expect(ofType(events, "tool.result")[0]?.data).toMatchObject({ error: { code: callCode } });
+    expect(ofType(events, "message.user").at(-1)?.data).toMatchObject({ content: "queued" });
+    expect(ofType(events, "message.assistant").at(-1)?.data.text).toBe("echo: queued");
+    expect((await client.getSession(session.id)).status).toBe("idle");
+  } finally {
+    await brain.stop();
+  }
+}
