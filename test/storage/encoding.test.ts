@@ -14,9 +14,13 @@ describe("decodeContent", () => {
     expect(unwrap(decodeContent("+/8A\nEA==\n", "base64"))).toEqual(bytes);
   });
 
-  it.each(["not base64!", "abcde", "ab=c"])("refuses %j as base64", (content) => {
-    expect(refusal(decodeContent(content, "base64"))).toBe("invalid_argument");
-  });
+  // a digit too many, or padding that does not fill the last quartet, is no base64 either
+  it.each(["not base64!", "abcde", "ab=c", "AAAAA=", "A=", "==", "AA="])(
+    "refuses %j as base64",
+    (content) => {
+      expect(refusal(decodeContent(content, "base64"))).toBe("invalid_argument");
+    },
+  );
 });
 
 describe("decodeTextWindow", () => {
