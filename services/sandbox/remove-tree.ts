@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
+import { chownSync, lstatSync, mkdtempSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -16,10 +16,18 @@ const MAX_DIR_PATH_BYTES = 2048;
  * followed (a Dirent's type is the entry's own, as lstat gives it).
  *
  * No process may write in `dir` meanwhile: the workspace is idle, none of its code runs. A `dir`
- * that is not there is removed already.
+ * that is not there is removed already; a link there is removed, not what it points at.
  */
 export function removeTree(dir: string): void {
-  if (!existsSync(dir)) return;
+  let found: ReturnType<typeof lstatSync>;
+  try {
+    found = lstatSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  // a link (or a file) where the directory was is removed itself, never followed
+  if (!found.isDirectory()) return unlinkSync(dir);
   /** Where directories too deep to enter are moved; made when first needed. */
   let hoisted: string | undefined;
   let moves = 0;
@@ -43,7 +51,7 @@ export function removeTree(dir: string): void {
       } else if (Buffer.byteLength(path) <= MAX_DIR_PATH_BYTES) {
         stack.push({ path, listed: false });
       } else {
-        hoisted ??= mkdtempSync(join(dir, ".deep-"));
+        hoisted ??= hoistInto(dir, found);
         const moved = join(hoisted, String(moves++));
         renameSync(path, moved);
         stack.push({ path: moved, listed: false });
@@ -52,4 +60,14 @@ export function removeTree(dir: string): void {
   }
   if (hoisted) rmdirSync(hoisted);
   rmdirSync(dir);
+}
+
+/**
+ * The directory under `dir` that deep directories move to, owned as `dir` is: if the removal
+ * stops half way, the workspace's own user can still reach and remove what was moved there.
+ */
+function hoistInto(dir: string, owner: { uid: number; gid: number }): string {
+  const hoisted = mkdtempSync(join(dir, ".deep-"));
+  chownSync(hoisted, owner.uid, owner.gid);
+  return hoisted;
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { chownSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { chownSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { SandboxError } from "./errors.js";
@@ -51,9 +51,17 @@ export class Workspaces {
     for (const name of readdirSync(this.root)) {
       if (!/^[0-9a-f]{32}$/.test(name)) continue;
       const dir = join(this.root, name);
-      const { uid, gid } = statSync(dir);
-      if (uid < this.uids.first || uid >= this.uids.first + this.uids.count || this.#uidsInUse.has(uid)) {
-        // not ours to run as (the range changed, or two share a uid): start it afresh
+      // the entry itself, never what a link there points at
+      const found = lstatSync(dir);
+      const { uid, gid } = found;
+      if (
+        !found.isDirectory() ||
+        uid < this.uids.first ||
+        uid >= this.uids.first + this.uids.count ||
+        this.#uidsInUse.has(uid)
+      ) {
+        // not a workspace of ours to run as (the range changed, two share a uid, or it is no
+        // directory): start it afresh
         removeTree(dir);
         continue;
       }
