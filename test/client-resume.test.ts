@@ -89,6 +89,15 @@ it("takes a stream that goes silent, keep-alives and all, for dropped, and resum
   }
 });
 
+it("ends at once, asking nothing, when its signal fired before it began", async () => {
+  const client = brain.client();
+  const session = await client.createSession();
+  const types: string[] = [];
+  for await (const event of client.streamEvents(session.id, { signal: AbortSignal.abort() }))
+    types.push(event.type);
+  expect(types).toEqual([]);
+});
+
 it("ends when the session closes, and says why it cannot start", async () => {
   const client = brain.client();
   const session = await client.createSession();

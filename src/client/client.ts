@@ -193,6 +193,8 @@ export class BrainClient {
     const silenceMs = options.silenceMs ?? DEFAULT_SILENCE_MS;
     for (;;) {
       let dropped: Error;
+      // a listener added to a signal that already fired would never run
+      if (signal?.aborted) return;
       // this connection's end: the caller's signal, or a silence too long
       const connection = new AbortController();
       const follow = () => connection.abort(signal?.reason);
