@@ -207,7 +207,11 @@ function redirectLocation(response: Awaited<ReturnType<typeof fetch>>): string |
 
 /** A cut robots.txt up to its last line break, so a rule cut in two is not read as a shorter one. */
 function wholeLines(body: Uint8Array, truncated: boolean): Uint8Array {
-  return truncated ? body.subarray(0, body.lastIndexOf(0x0a) + 1) : body;
+  if (!truncated) return body;
+  // lines may end in CR alone; a cut with no line end in it at all is one line, kept as it is
+  // rather than read as no rules, which would allow everything
+  const end = Math.max(body.lastIndexOf(0x0a), body.lastIndexOf(0x0d));
+  return end < 0 ? body : body.subarray(0, end + 1);
 }
 
 /** The body up to `maxBytes` (cut there, never refused), reporting progress every 256 KiB. */

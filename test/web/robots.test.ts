@@ -92,6 +92,15 @@ describe("robots.txt", () => {
     expect(late).toMatchObject({ is_error: false, structured: { status: 200 } });
     expect(large.requests).toEqual(["/robots.txt", "/late/x"]);
   });
+
+  it("cuts a larger robots.txt whose lines end in CR alone at a line end too", async () => {
+    const robots = `User-agent: *\rDisallow: /private\r${"# more\r".repeat(100_000)}`;
+    expect(robots.length).toBeGreaterThan(600 * 1024);
+    const large = await site({ "/robots.txt": text(robots), "/private/x": text("private") });
+    const refused = await polite.call("web_fetch", { url: `${large.origin}/private/x` });
+    expect(errorCode(refused)).toBe("robots_disallowed");
+    expect(large.requests).toEqual(["/robots.txt"]);
+  });
 });
 
 describe("a robots.txt that redirects", () => {
