@@ -17,6 +17,8 @@ export interface Answer {
 const KEPT_MS = 24 * 60 * 60 * 1000;
 /** A key claimed and never answered for this long belongs to a request that died with its Brain. */
 const ABANDONED_MS = 60_000;
+/** How long before a key counts as abandoned the last try to settle it may start. */
+const SETTLE_MARGIN_MS = 15_000;
 /** Visible ASCII, as Stripe's and the IETF draft's keys are (a UUID fits many times over). */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -80,8 +82,9 @@ export async function answerOnce(
       headers: { ...kept.headers, "idempotent-replayed": "true" },
     };
   }
-  // past this, a retry takes the key for abandoned and runs the request again
-  const settleBy = now + ABANDONED_MS;
+  // past this, a retry takes the key for abandoned and runs the request again: a settling write
+  // still out then would land on that retry's claim, so none starts within a margin of it
+  const settleBy = now + ABANDONED_MS - SETTLE_MARGIN_MS;
   const release = () => store.releaseIdempotencyKey(ctx.tenantId, header);
   let answer: Answer;
   try {

@@ -559,7 +559,10 @@ export class TurnSupervisor {
       if (!interruptedBefore) return this.#startQueued(session.id);
       const next = await this.deps.leases.acquire(session.id);
       // another owner took the turn up meanwhile, and runs or ends it
-      if (next) this.#run(session, next, interruptedBefore);
+      if (!next) return;
+      // Brain began to stop while the lease was taken: the next start takes the turn up
+      if (this.#stopping) return next.release();
+      this.#run(session, next, interruptedBefore);
     };
     chain().catch((error: unknown) =>
       this.deps.logger.error({ session_id: session.id, err: error }, "could not start a queued message"),

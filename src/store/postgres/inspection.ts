@@ -16,6 +16,8 @@ import type { PostgresNotifications } from "./notifications.js";
  * not answering for it. docs/protocol.md states the bound.
  */
 const RECHECK_MS = 1000;
+/** Rounds a question may go unanswered before the streams it asks for end. */
+const QUESTION_ROUNDS = 3;
 /** The waits between tries of a revocation the database refused, doubling up to the second. */
 const REVOKE_RETRY_FIRST_MS = 100;
 const REVOKE_RETRY_MAX_MS = 1000;
@@ -42,6 +44,7 @@ export class PostgresInspectionGrants implements InspectionGrants {
   #recheckTimer: NodeJS.Timeout | undefined;
   /** A question of #recheck's is out. */
   #asking = false;
+  #roundsAsking = 0;
   #issued = 0;
 
   constructor(
@@ -134,9 +137,14 @@ export class PostgresInspectionGrants implements InspectionGrants {
     this.#recheckTimer = undefined;
     if (this.#revocations.size === 0) return;
     if (this.#asking) {
-      // unanswered for a whole round: nobody can say that any of these tokens still holds
-      this.#endAll(new Error(`PostgreSQL did not answer within ${RECHECK_MS} ms`));
+      // a question may wait its turn for a connection of a busy pool, where query_timeout does
+      // not count yet: only one unanswered for QUESTION_ROUNDS rounds says that nobody can tell
+      // whether any of these tokens still holds
+      this.#roundsAsking += 1;
+      if (this.#roundsAsking >= QUESTION_ROUNDS)
+        this.#endAll(new Error(`PostgreSQL did not answer within ${QUESTION_ROUNDS * RECHECK_MS} ms`));
     } else {
+      this.#roundsAsking = 0;
       this.#asking = true;
       const keys = [...this.#revocations.keys()];
       // pg takes query_timeout per query too (though its types have it for a client only): past

@@ -75,6 +75,8 @@ export class PostgresNotifications {
       );
       const alive = await Promise.race([answered, late]);
       clearTimeout(timer);
+      // closed, or reconnected, while the question was out: that connection has a heartbeat of its own
+      if (this.#closed || this.#client !== client) return;
       if (alive) this.#heartbeat(client);
       else this.#lost(client);
     }, HEARTBEAT_EVERY_MS);
