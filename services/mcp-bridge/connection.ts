@@ -68,7 +68,12 @@ export class McpConnection {
   #delayMs: number;
   #startedAt = 0;
   #timer: NodeJS.Timeout | undefined;
-  #closed = false;
+  /** Aborted by close(): a start under way stops at once, and leaves nothing behind. */
+  readonly #closing = new AbortController();
+  /** Every start under way (the first, a restart, a new session), which close() waits out. */
+  readonly #starting = new Set<Promise<void>>();
+  /** Forgotten sessions waiting for their calls' answers before they close: close() closes them at once. */
+  readonly #retiring = new Set<Client>();
   #inFlight = 0;
   #lastUsed = Date.now();
   #stderr: string[] = [];
@@ -122,13 +127,19 @@ export class McpConnection {
     }
   }
 
+  /** Stop the server; once this resolves, nothing of the connection is left running or open. */
   async close(): Promise<void> {
-    this.#closed = true;
+    this.#closing.abort();
     clearTimeout(this.#timer);
     const client = this.#client;
     this.#client = undefined;
     this.#unavailable = "the bridge is stopping";
-    if (client) await shut(client);
+    await Promise.allSettled([
+      ...(client ? [shut(client)] : []),
+      // the server forgot these sessions: no DELETE, and their calls still out end as lost
+      ...[...this.#retiring].map((stale) => stale.close()),
+      ...this.#starting,
+    ]);
   }
 
   async #callOnce(
@@ -176,7 +187,7 @@ export class McpConnection {
     this.#retire(stale);
     const reconnecting: Promise<void> = this.#connect()
       .catch((error: unknown) => {
-        if (this.#closed) return;
+        if (this.#closing.signal.aborted) return;
         this.options.logger.warn(
           { server: this.server.name, err: describe(error) },
           "mcp server did not give a new session",
@@ -194,48 +205,73 @@ export class McpConnection {
    * again on the new session); a call the server had taken before it forgot ends as lost.
    */
   #retire(stale: Client): void {
+    this.#retiring.add(stale);
     const transport = stale.transport;
     const answered =
       transport instanceof HttpTransport
         ? transport.answered(this.options.startupTimeoutMs)
         : Promise.resolve();
-    answered.then(() => stale.close()).catch(() => undefined);
+    answered
+      .then(() => stale.close())
+      .catch(() => undefined)
+      .finally(() => this.#retiring.delete(stale));
   }
 
   /**
    * The client for a call that found none: the new session, when one is being started, waited for
-   * as long as the call may and at most a start's time; otherwise ServerUnavailable saying why.
+   * as long as the call may (a start ends within startup_timeout_seconds); otherwise
+   * ServerUnavailable saying why.
    */
   async #afterReconnect(signal: AbortSignal): Promise<Client> {
     const reconnecting = this.#reconnecting;
-    if (reconnecting) {
-      const bound = AbortSignal.any([signal, AbortSignal.timeout(this.options.startupTimeoutMs)]);
-      await Promise.race([reconnecting, aborted(bound)]);
-    }
+    // a call that stops waiting finds no client, and says why
+    if (reconnecting) await until(signal, reconnecting).catch(() => undefined);
     const client = this.#client;
     if (!client) throw new ServerUnavailable(`the MCP server "${this.server.name}" ${this.#unavailable}`);
     return client;
   }
 
   async #connect(): Promise<void> {
+    const starting = this.#start();
+    this.#starting.add(starting);
+    try {
+      await starting;
+    } finally {
+      this.#starting.delete(starting);
+    }
+  }
+
+  async #start(): Promise<void> {
     const transport = this.#transport();
     const client = new Client(CLIENT_INFO, {
       capabilities: {},
       listChanged: { tools: { autoRefresh: false, onChanged: () => this.#relist(client) } },
     });
     const timeout = this.options.startupTimeoutMs;
+    // the whole start is bounded, not only its requests: the SDK sends the initialized
+    // notification with no time limit (a server that never answers its POST held a start ~5 min)
+    const timedOut = AbortSignal.timeout(timeout);
+    let tools: McpTool[];
     try {
-      await client.connect(transport, { timeout });
-      this.#tools = await listAllTools(client, timeout);
+      tools = await until(
+        AbortSignal.any([this.#closing.signal, timedOut]),
+        client.connect(transport, { timeout }).then(() => listAllTools(client, timeout)),
+      );
     } catch (error) {
       // the child process, or the HTTP session, goes too: nothing is left running for a client never used
       await shut(client);
-      throw new StartFailed(this.server.name, describe(error), this.#stderrTail());
+      const reason = this.#closing.signal.aborted
+        ? "the bridge is stopping"
+        : timedOut.aborted
+          ? `it did not finish starting within startup_timeout_seconds (${timeout / 1000} s)`
+          : describe(error);
+      throw new StartFailed(this.server.name, reason, this.#stderrTail());
     }
-    if (this.#closed) {
+    if (this.#closing.signal.aborted) {
       await shut(client);
       return;
     }
+    this.#tools = tools;
     this.#client = client;
     this.#unavailable = undefined;
     this.#startedAt = Date.now();
@@ -297,7 +333,7 @@ export class McpConnection {
 
   /** The server went away by itself: restart it after the backoff. */
   #lost(client: Client): void {
-    if (client !== this.#client || this.#closed) return;
+    if (client !== this.#client || this.#closing.signal.aborted) return;
     this.#drop("exited");
     this.#scheduleRestart("exited");
   }
@@ -322,7 +358,7 @@ export class McpConnection {
     );
     this.#timer = setTimeout(() => {
       this.#connect().catch((error: unknown) => {
-        if (this.#closed) return;
+        if (this.#closing.signal.aborted) return;
         this.options.logger.warn(
           { server: this.server.name, err: describe(error) },
           "mcp server restart failed",
@@ -363,10 +399,13 @@ async function shut(client: Client): Promise<void> {
   await client.close().catch(() => undefined);
 }
 
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener("abort", () => resolve(), { once: true });
+/** Settles as `work` does, unless `signal` is aborted first: then rejects with its reason. */
+function until<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    if (signal.aborted) stop();
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
   });
 }
 

@@ -40,7 +40,7 @@ it("ends each idle isolated Streamable HTTP session with a DELETE naming it", as
 it("stops waiting for a server that never answers the DELETE, and closes anyway", async () => {
   const connection = new McpConnection(tinyServerConfig(tiny.url), options);
   await connection.start();
-  tiny.hangDeletes();
+  tiny.hang("delete");
   const began = Date.now();
   await connection.close();
   expect(Date.now() - began).toBeLessThan(3000);

@@ -1,6 +1,12 @@
 import pino from "pino";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { McpConnection, type McpTool, ServerUnavailable } from "../../services/mcp-bridge/connection.js";
+import {
+  ConnectionLost,
+  describe,
+  McpConnection,
+  type McpTool,
+  ServerUnavailable,
+} from "../../services/mcp-bridge/connection.js";
 import { startTinyMcpServer, type TinyMcpServer, tinyServerConfig } from "./tiny-mcp-server.js";
 
 let tiny: TinyMcpServer;
@@ -49,7 +55,7 @@ it("restarts, with the backoff, a session the server would not give again, sayin
 
   tiny.refuseSessions(undefined);
   await expect
-    .poll(() => hello(bridged).then((result) => result.content, describeFailure), { timeout: 10_000 })
+    .poll(() => hello(bridged).then((result) => result.content, describe), { timeout: 10_000 })
     .toEqual(HELLO);
   await tiny.addTool({ name: "late", description: "Came later.", inputSchema: { type: "object" } });
   await expect.poll(() => listed.at(-1)).toContain("late");
@@ -77,6 +83,26 @@ it("has a call that comes while a new session starts wait for it", async () => {
   expect(tiny.sessions).toHaveLength(2);
 });
 
-function describeFailure(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+it("stops a new session being started when it closes, and the forgotten one with its calls still out, leaving nothing open", async () => {
+  tiny.answerWithJson();
+  const bridged = await connected();
+  const waiting = bridged
+    .call("wait", {}, { signal: AbortSignal.timeout(10_000), onProgress: () => undefined })
+    .catch((error: unknown) => error);
+  // the session's event stream and the call's POST, which the server took before it forgot the session
+  await expect.poll(() => tiny.openRequests()).toBe(2);
+  tiny.forgetSessions();
+  tiny.hang("initialize");
+  const meanwhile = hello(bridged).catch((error: unknown) => error);
+  // and the new session's initialize, which the server does not answer
+  await expect.poll(() => tiny.openRequests()).toBe(3);
+
+  const began = Date.now();
+  await bridged.close();
+  // the forgotten session's call ends as lost at once, not once its answer or the start's time has come
+  expect(await waiting).toBeInstanceOf(ConnectionLost);
+  expect(await meanwhile).toBeInstanceOf(ServerUnavailable);
+  expect(Date.now() - began).toBeLessThan(1000);
+  await expect.poll(() => tiny.openRequests(), { timeout: 1000 }).toBe(0);
+  expect(tiny.sessions).toHaveLength(1);
+});

@@ -5,6 +5,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   CallToolRequestSchema,
+  isInitializedNotification,
   isInitializeRequest,
   ListToolsRequestSchema,
   type Tool,
@@ -23,25 +24,37 @@ export interface TinyMcpServer {
   refuseSessions: (status: number | undefined) => void;
   /** While set, an initialize request is answered this much later. */
   delaySessions: (ms: number) => void;
+  /**
+   * Sessions started from now on answer each POST with JSON once its result is ready, as many
+   * servers do, instead of with an event stream at once: a call out holds its POST unanswered.
+   */
+  answerWithJson: () => void;
   /** The id of every session it started, in order. */
   sessions: string[];
   /** How many GET event streams are open now: each live client session keeps one. */
   openStreams: () => number;
+  /** How many of its requests are open now: unanswered POSTs and DELETEs, and GET event streams. */
+  openRequests: () => number;
   /** The session id of every DELETE it received. */
   deletes: string[];
-  /** Leave every later DELETE unanswered, as a server that hangs would. */
-  hangDeletes: () => void;
+  /** While set, every request of this kind is left unanswered, as a server that hangs would. */
+  hang: (what: Hang | undefined) => void;
   close: () => Promise<void>;
 }
 
+/** An initialize request, the client's initialized notification, or a DELETE ending a session. */
+type Hang = "initialize" | "initialized" | "delete";
+
 /**
  * A small real MCP server on the SDK's low-level Server class over Streamable HTTP (stateful
- * sessions), whose `fail` tool answers tools/call with a JSON-RPC error and whose tool list can grow.
+ * sessions), whose `fail` tool answers tools/call with a JSON-RPC error, whose `wait` tool answers
+ * only when the server closes, and whose tool list can grow.
  */
 export async function startTinyMcpServer(): Promise<TinyMcpServer> {
   const tools: Tool[] = [
     { name: "fail", description: "Always fails with a JSON-RPC error.", inputSchema: { type: "object" } },
     { name: "hello", description: "Says hello.", inputSchema: { type: "object" } },
+    { name: "wait", description: "Answers when the server closes.", inputSchema: { type: "object" } },
   ];
   const servers = new Set<Server>();
   const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -50,8 +63,15 @@ export async function startTinyMcpServer(): Promise<TinyMcpServer> {
   const deletes: string[] = [];
   let refusal: number | undefined;
   let delayMs = 0;
+  let json = false;
   let streams = 0;
-  let hang = false;
+  let open = 0;
+  let hanging: Hang | undefined;
+  // the `wait` tool's calls are answered once the server closes
+  let release!: () => void;
+  const closing = new Promise<void>((resolve) => {
+    release = resolve;
+  });
 
   const newServer = () => {
     const server = new Server(
@@ -59,8 +79,9 @@ export async function startTinyMcpServer(): Promise<TinyMcpServer> {
       { capabilities: { tools: { listChanged: true } } },
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-    server.setRequestHandler(CallToolRequestSchema, (request) => {
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
       if (request.params.name === "fail") throw new Error("database down");
+      if (request.params.name === "wait") await closing;
       return { content: [{ type: "text", text: `hello from ${request.params.name}` }] };
     });
     servers.add(server);
@@ -75,12 +96,20 @@ export async function startTinyMcpServer(): Promise<TinyMcpServer> {
 
   const http = createServer(async (req, res) => {
     authorizations.push(String(req.headers.authorization));
+    open++;
+    res.once("close", () => open--);
     const body = req.method === "POST" ? await readJson(req) : undefined;
     const sessionId = req.headers["mcp-session-id"];
-    if (req.method === "DELETE") {
-      deletes.push(String(sessionId));
-      if (hang) return;
-    }
+    if (req.method === "DELETE") deletes.push(String(sessionId));
+    const kind: Hang | undefined =
+      req.method === "DELETE"
+        ? "delete"
+        : isInitializeRequest(body)
+          ? "initialize"
+          : isInitializedNotification(body)
+            ? "initialized"
+            : undefined;
+    if (hanging !== undefined && kind === hanging) return;
     let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
     if (!transport) {
       if (typeof sessionId === "string" || !isInitializeRequest(body)) {
@@ -94,6 +123,7 @@ export async function startTinyMcpServer(): Promise<TinyMcpServer> {
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: json,
         onsessioninitialized: (id) => {
           transports.set(id, created);
           sessions.push(id);
@@ -123,14 +153,19 @@ export async function startTinyMcpServer(): Promise<TinyMcpServer> {
     delaySessions: (ms) => {
       delayMs = ms;
     },
+    answerWithJson: () => {
+      json = true;
+    },
     sessions,
     openStreams: () => streams,
+    openRequests: () => open,
     deletes,
-    hangDeletes: () => {
-      hang = true;
+    hang: (what) => {
+      hanging = what;
     },
     close: async () => {
       await Promise.all([...servers].map((server) => server.close()));
+      release();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
