@@ -27,7 +27,10 @@ export function removeTree(dir: string): void {
     throw error;
   }
   // a link (or a file) where the directory was is removed itself, never followed
-  if (!found.isDirectory()) return unlinkSync(dir);
+  if (!found.isDirectory()) {
+    unlinkSync(dir);
+    return;
+  }
   /** Where directories too deep to enter are moved; made when first needed. */
   let hoisted: string | undefined;
   let moves = 0;
