@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { checkResultObject } from "../../protocol/result.js";
 import type { Exchange } from "./exchange.js";
 
@@ -49,6 +50,20 @@ function resultText(call: Exchange): string | undefined {
   if (call.stream) return call.stream.events.find((event) => event.event === "result")?.data;
   if (mediaType(call) === "application/json") return call.json?.text;
   return undefined;
+}
+
+/**
+ * Whether two answers carry the same result: as JSON values, so that a result kept and sent again
+ * by another serializer (its keys in another order, other whitespace) is the same one.
+ */
+function sameResult(first: string | undefined, again: string): boolean {
+  if (first === again) return true;
+  if (first === undefined) return false;
+  try {
+    return isDeepStrictEqual(JSON.parse(first), JSON.parse(again));
+  } catch {
+    return false;
+  }
 }
 
 function judgeResult({ call, validateOutput }: Observation): Verdict {
@@ -149,7 +164,7 @@ export const TOOL_SERVICE_RULES: readonly Rule[] = [
       const again = resultText(repeat);
       if (again === undefined)
         return fail(`the call sent again with the same Idempotency-Key: ${statusText(repeat)}, no result`);
-      return first === again
+      return sameResult(first, again)
         ? pass("the call sent again with the same Idempotency-Key got the same result")
         : fail(
             "the call sent again with the same Idempotency-Key got another result: the tool says idempotent but is not",
