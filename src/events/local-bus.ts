@@ -3,6 +3,9 @@ import type { EventBus, EventListener, Subscription } from "./bus.js";
 import { sseFrame } from "./bus.js";
 import { SessionOrder } from "./session-order.js";
 
+/** Events read from the store at a time; a longer gap is read on at the next wait. */
+const READ_AT_ONCE = 1000;
+
 /** What the bus reads from the store: where a session's log ends, and events it missed. */
 export interface EventSource {
   lastSeq(sessionId: string): Promise<number>;
@@ -74,11 +77,24 @@ export class LocalEventBus implements EventBus {
    */
   async appendedUpTo(sessionId: string, lastSeq: number): Promise<void> {
     const watched = this.#watched.get(sessionId);
-    const delivered = watched?.order.delivered;
-    if (!watched || delivered === undefined || lastSeq <= delivered) return;
-    const events = await this.source.readEvents(sessionId, delivered, lastSeq - delivered);
-    if (this.#watched.get(sessionId) === watched)
-      this.#deliver(sessionId, watched, watched.order.pushStored(events));
+    if (!watched) return;
+    // known from here on: if the read below fails, or the start is still being read, the gap
+    // timer reads what is missing
+    watched.order.reaches(lastSeq);
+    const delivered = watched.order.delivered;
+    if (delivered === undefined || lastSeq <= delivered) return;
+    try {
+      const events = await this.source.readEvents(
+        sessionId,
+        delivered,
+        Math.min(lastSeq - delivered, READ_AT_ONCE),
+      );
+      if (this.#watched.get(sessionId) === watched)
+        this.#deliver(sessionId, watched, watched.order.pushStored(events));
+    } catch (error) {
+      if (this.#watched.get(sessionId) === watched) this.#deliver(sessionId, watched, []);
+      throw error;
+    }
   }
 
   /** The sessions someone here watches. */
@@ -137,7 +153,11 @@ export class LocalEventBus implements EventBus {
     if (!gap || this.#watched.get(sessionId) !== watched) return;
     let missing: StoredEvent[] = [];
     try {
-      missing = await this.source.readEvents(sessionId, gap.after, gap.before - gap.after - 1);
+      missing = await this.source.readEvents(
+        sessionId,
+        gap.after,
+        Math.min(gap.before - gap.after - 1, READ_AT_ONCE),
+      );
     } catch {
       // the store is away: the next wait tries again
     }

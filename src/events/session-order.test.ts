@@ -61,4 +61,19 @@ describe("SessionOrder", () => {
     expect(names(order.pushStored([stored(4), stored(5)]))).toEqual([4, 5, 6, 7]);
     expect(order.gap()).toBeUndefined();
   });
+
+  it("reports as missing a stored event that only a live event behind it, or the log's end, says is there", () => {
+    const order = new SessionOrder();
+    order.start(3);
+    expect(order.pushLive(5, live(1))).toEqual([]);
+    // nothing after seq 4 and 5 was held: the live event waiting for them is what shows the gap
+    expect(order.gap()).toEqual({ after: 3, before: 6 });
+    expect(names(order.pushStored([stored(4), stored(5)]))).toEqual([4, 5, "live1"]);
+    expect(order.gap()).toBeUndefined();
+    // the log reaches 7, though nothing of it came here
+    order.reaches(7);
+    expect(order.gap()).toEqual({ after: 5, before: 8 });
+    expect(names(order.pushStored([stored(6), stored(7)]))).toEqual([6, 7]);
+    expect(order.gap()).toBeUndefined();
+  });
 });

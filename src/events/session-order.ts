@@ -23,6 +23,8 @@ export class SessionOrder {
   readonly #held = new Map<number, StoredEvent>();
   /** Live events whose stored predecessor has not been released, in arrival order. */
   #live: WaitingLive[] = [];
+  /** The highest seq known to be committed, though perhaps not yet here. */
+  #known = 0;
 
   get delivered(): number | undefined {
     return this.#delivered;
@@ -59,10 +61,23 @@ export class SessionOrder {
     return [];
   }
 
-  /** The stored events that hold the rest back, when some are held. */
+  /** The log reaches `seq`: the events up to it are committed, whether or not they came here. */
+  reaches(seq: number): void {
+    if (seq > this.#known) this.#known = seq;
+  }
+
+  /**
+   * The stored events missing before the first one held, or, with none held, those up to the
+   * last one known to be committed or followed by a live event waiting here: nothing may come
+   * after a lost one to show it is missing.
+   */
   gap(): Gap | undefined {
-    if (this.#delivered === undefined || this.#held.size === 0) return undefined;
-    return { after: this.#delivered, before: Math.min(...this.#held.keys()) };
+    const delivered = this.#delivered;
+    if (delivered === undefined) return undefined;
+    if (this.#held.size > 0) return { after: delivered, before: Math.min(...this.#held.keys()) };
+    let last = this.#known;
+    for (const entry of this.#live) if (entry.afterSeq > last) last = entry.afterSeq;
+    return last > delivered ? { after: delivered, before: last + 1 } : undefined;
   }
 
   /** How many events wait for an earlier one. */

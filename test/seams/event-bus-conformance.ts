@@ -125,6 +125,16 @@ export function describeEventBusConformance(name: string, open: () => Promise<Op
       expect(await client.until(3)).toEqual([2, 3, 4]);
     });
 
+    it("reads from the store a last event whose publication was lost, when a live event waits behind it", async () => {
+      const id = await session();
+      const client = collector();
+      await bus.subscribe(id, client.listener);
+      // stored, never published, and nothing stored after it: only the live event says it is there
+      await append(id, 1);
+      bus.publishLive(id, 2, delta("after 2"));
+      expect(await client.until(2)).toEqual([2, "live:after 2"]);
+    });
+
     it("stops delivering to a subscriber that left, and forgets a session nobody watches", async () => {
       const id = await session();
       const staying = collector();
