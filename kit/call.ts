@@ -73,6 +73,12 @@ export async function handleToolCall(
   res: ServerResponse,
   options: CallOptions,
 ): Promise<void> {
+  // listened for before the first wait: a caller who hangs up while an earlier call with its key
+  // runs would otherwise have its handler run with a signal that never fires
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort(new CallerGone());
+  });
   const body = await readJsonBody(req, options.maxBodyBytes);
   if (!body.ok) return sendError(res, body.code, body.message);
   const envelope = parseEnvelope(body.value);
@@ -84,6 +90,7 @@ export async function handleToolCall(
   if (tool.idempotent) {
     claim = await options.answered.claim(
       envelope.tenant_id,
+      tool.name,
       idempotencyKey,
       JSON.stringify(envelope.arguments),
     );
@@ -99,7 +106,12 @@ export async function handleToolCall(
     // past the last wait before the handler: a call whose body or claim was still pending when the
     // service began stopping has not started, so it is refused as one that came after
     if (options.stopping.aborted) return await refuseStopping(req, res);
-    await runToolCall(tool, envelope, idempotencyKey, res, options, (result) => {
+    if (controller.signal.aborted) {
+      const ids = { tool: tool.name, call_id: envelope.call_id, tenant_id: envelope.tenant_id };
+      options.logger.info({ ...ids, outcome: "cancelled" }, "the caller went away before the handler ran");
+      return;
+    }
+    await runToolCall(tool, envelope, idempotencyKey, res, controller, options, (result) => {
       if (claim?.kind === "run") claim.settle(result);
     });
   } finally {
@@ -114,6 +126,7 @@ async function runToolCall(
   envelope: CallEnvelope,
   idempotencyKey: string,
   res: ServerResponse,
+  controller: AbortController,
   options: CallOptions,
   answered: (result: ResultObject | undefined) => void,
 ): Promise<void> {
@@ -124,15 +137,11 @@ async function runToolCall(
     tenant_id: envelope.tenant_id,
     session_id: envelope.session_id,
   });
-  const controller = new AbortController();
   const onStopping = () => controller.abort(options.stopping.reason);
   // a listener added to an aborted signal never fires. Not AbortSignal.any: on Node 20 the service's
   // signal, which lives as long as the service, would keep every call's signal (nodejs/node#55351)
   if (options.stopping.aborted) onStopping();
   else options.stopping.addEventListener("abort", onStopping, { once: true });
-  res.once("close", () => {
-    if (!res.writableFinished) controller.abort(new CallerGone());
-  });
 
   const streamOptions = { keepAliveMs: options.keepAliveMs, maxBufferedBytes: options.maxProgressBytes * 16 };
   let stream = tool.streaming ? new EventStreamResponse(res, streamOptions) : undefined;
@@ -157,7 +166,9 @@ async function runToolCall(
       if (Buffer.byteLength(json) > options.maxProgressBytes) {
         throw new RangeError(`progress data exceeds ${options.maxProgressBytes} bytes`);
       }
-      if (controller.signal.aborted) return;
+      // after the result there is nothing left to write progress into: a JSON answer's headers are
+      // sent, and a stream opened on them would throw out of the handler's timer and end the process
+      if (controller.signal.aborted || res.writableEnded || res.destroyed) return;
       stream ??= new EventStreamResponse(res, streamOptions);
       stream.progress(json);
     },
@@ -165,16 +176,21 @@ async function runToolCall(
 
   // stays unset when the handler threw OutcomeUnknown: no result can be true then
   let result: ResultObject | undefined;
+  // what a retry with the key gets: nothing when the handler threw because its signal fired, since
+  // the work it was stopped from doing never happened
+  let kept: ResultObject | undefined;
   let outcome: string;
   let unknownBecause = "";
   if (!tool.validateArguments(envelope.arguments)) {
     const problems = describeErrors(tool.validateArguments.errors, "arguments").slice(0, 5);
     result = errorResult(`invalid arguments for ${tool.name}: ${problems.join("; ")}`);
+    kept = result;
     outcome = "invalid_arguments";
   } else {
     try {
       const checked = returnedToResult(tool, await tool.handler(envelope.arguments, ctx));
       result = checked.result;
+      kept = result;
       outcome = checked.problem ? "invalid_return" : result.is_error ? "is_error" : "ok";
       if (checked.problem) log.error({ problem: checked.problem }, "the handler returned an invalid result");
     } catch (error) {
@@ -184,13 +200,16 @@ async function runToolCall(
       } else {
         result = thrownToResult(tool, error);
         outcome = "threw";
-        if (!controller.signal.aborted) log.warn({ err: error }, "the handler threw");
+        if (!controller.signal.aborted) {
+          kept = result;
+          log.warn({ err: error }, "the handler threw");
+        }
       }
     }
   }
   options.stopping.removeEventListener("abort", onStopping);
-  // the work is done even if the caller went away: a retry with the key gets this result
-  if (result !== undefined) answered(result);
+  // a result the handler came to is the work done even if the caller went away: a retry gets it
+  answered(kept);
   const durationMs = Math.round((performance.now() - started) * 10) / 10;
   if (controller.signal.reason instanceof CallerGone) {
     stream?.abandon();

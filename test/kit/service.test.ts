@@ -11,6 +11,8 @@ const strict = { additionalProperties: false } as const;
 
 let gate: () => void = () => {};
 const signals: Record<string, Promise<unknown>> = {};
+/** What `late_progress`'s progress after its result threw, or undefined. */
+let lateProgress: Promise<unknown> = Promise.resolve();
 
 const tools = [
   defineTool({
@@ -90,6 +92,25 @@ const tools = [
         ctx.signal.addEventListener("abort", () => resolve(ctx.signal.reason)),
       );
       return new Promise<string>((resolve) => ctx.signal.addEventListener("abort", () => resolve("stopped")));
+    },
+  }),
+  defineTool({
+    name: "late_progress",
+    description: "Reports progress after its result.",
+    input: Type.Object({}),
+    handler: (_args, ctx) => {
+      lateProgress = new Promise((resolve) =>
+        setTimeout(() => {
+          // caught only to be seen here: in a service, this timer's throw ends the process
+          try {
+            ctx.progress({ late: true });
+            resolve(undefined);
+          } catch (error) {
+            resolve(error);
+          }
+        }, 20),
+      );
+      return "done";
     },
   }),
   defineTool({
@@ -327,6 +348,14 @@ describe("event streams", () => {
       { event: "progress", data: { status: "halfway" } },
       { event: "result", data: { content: [{ type: "text", text: "finished" }] } },
     ]);
+  });
+
+  it("drops progress sent after a JSON result, and answers the next call", async () => {
+    const answer = await postCall(at("late_progress"), envelope({}), { token: service.token });
+    expect(answer.json()).toEqual({ content: [{ type: "text", text: "done" }] });
+    expect(await lateProgress).toBeUndefined();
+    const next = await postCall(at("echo"), envelope({ text: "still here" }), { token: service.token });
+    expect(next.json().content).toEqual([{ type: "text", text: "still here" }]);
   });
 
   it("refuses a progress payload over the cap with an error result instead of breaking the call", async () => {
