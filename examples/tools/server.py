@@ -50,6 +50,15 @@ TOOLS = [
 ]
 
 
+def valid_call(call):
+    """Whether the body has what docs/protocol.md says Brain always sends; more fields are fine."""
+    return (
+        isinstance(call, dict)
+        and all(isinstance(call.get(name), str) for name in ("tenant_id", "session_id", "call_id"))
+        and isinstance(call.get("arguments"), dict)
+    )
+
+
 class ToolHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as Brain's connection pool expects
 
@@ -68,16 +77,22 @@ class ToolHandler(BaseHTTPRequestHandler):
             return self.answer(404, "text/plain", b"no such tool")  # Brain: http_status, the tool did not run
         try:
             call = json.loads(body)
-        except ValueError:
-            return self.answer(400, "text/plain", b"the body is not JSON")
-        if not isinstance(call, dict):
-            return self.answer(400, "text/plain", b"the body is not a JSON object")
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested past Python's stack
+            return self.malformed("the body is not JSON")
+        if not valid_call(call):
+            return self.malformed("the body must be a JSON object with tenant_id, session_id, call_id and arguments")
         # Authorize with the top-level tenant_id and session_id, never with ids inside arguments.
-        args = call.get("arguments") or {}
+        args = call["arguments"]
         if self.path == "/tools/echo":
-            result = {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
+            if not isinstance(args.get("text"), str):
+                return self.tool_error("echo needs text, a string")
+            result = {"content": [{"type": "text", "text": args["text"]}]}
             return self.answer(200, "application/json", json.dumps(result).encode())
-        return self.countdown(int(args.get("from", 3)), call.get("call_id"))  # SSE: progress, then the result
+        start = args.get("from", 3)
+        # type(), not isinstance: True is an int to Python, but not a number to count from
+        if type(start) is not int or not 1 <= start <= 1000:
+            return self.tool_error("from must be an integer from 1 to 1000")
+        return self.countdown(start, call["call_id"])  # SSE: progress, then the result
 
     def do_GET(self):
         if not self.authorized():
@@ -125,6 +140,16 @@ class ToolHandler(BaseHTTPRequestHandler):
     def authorized(self):
         expected = f"Bearer {TOKEN}".encode()
         return hmac.compare_digest(self.headers.get("Authorization", "").encode(), expected)
+
+    def tool_error(self, message):
+        # refused arguments are the tool's answer, not an HTTP error: the model reads it and can retry
+        result = {"content": [{"type": "text", "text": message}], "is_error": True}
+        self.answer(200, "application/json", json.dumps(result).encode())
+
+    def malformed(self, message):
+        # 4xx: Brain reports http_status and the model reads the start of this body
+        error = {"error": {"code": "invalid_request", "message": message}}
+        self.answer(400, "application/json", json.dumps(error).encode())
 
     def refuse(self, status, message):
         # the body was not read: close the connection rather than read what follows as a request

@@ -11,7 +11,13 @@ const port = Number(process.env.PORT ?? 8096);
 const PAGES = new Set(["/tides.html"]);
 
 const server = createServer(async (req, res) => {
-  const path = new URL(req.url ?? "/", "http://pages").pathname;
+  // URL.parse answers null where new URL would throw, and a throw here would stop the server:
+  // a request target such as "//[" is the client's mistake, not the server's end
+  const path = URL.parse(req.url ?? "/", "http://pages")?.pathname;
+  if (path === undefined) {
+    res.writeHead(400, { "content-type": "text/plain" }).end("not a request target\n");
+    return;
+  }
   if (!PAGES.has(path)) {
     res.writeHead(404, { "content-type": "text/plain" }).end("no such page\n");
     return;
@@ -20,5 +26,7 @@ const server = createServer(async (req, res) => {
     .writeHead(200, { "content-type": "text/html; charset=utf-8" })
     .end(await readFile(join(folder, path.slice(1))));
 });
-server.listen(port, "127.0.0.1", () => console.log(`pages on http://127.0.0.1:${port}/tides.html`));
+server.listen(port, "127.0.0.1", () =>
+  console.log(`pages on http://127.0.0.1:${server.address().port}/tides.html`),
+);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.close(() => process.exit(0)));

@@ -110,6 +110,38 @@ describe.skipIf(!python)("examples/tools/server.py", () => {
     expect((await onOneConnection(post("/tools/nope", call({})), next)).statuses).toEqual([404, 200]);
   });
 
+  it("answers a malformed body 400 with a JSON error, never dropping the connection", async () => {
+    const next = post("/tools/echo", call({ text: "next" }), { last: true });
+    const bodies = [
+      "null",
+      "[1]",
+      "{}",
+      call([1]),
+      JSON.stringify({ tenant_id: "acme", session_id: "ses_1", arguments: {} }),
+      `${"[".repeat(100_000)}${"]".repeat(100_000)}`,
+    ];
+    for (const body of bodies) {
+      for (const tool of ["/tools/echo", "/tools/countdown"]) {
+        const answered = await onOneConnection(post(tool, body), next);
+        expect(answered.statuses, `${tool} ${body.slice(0, 20)}`).toEqual([400, 200]);
+        expect(answered.text).toContain('"code": "invalid_request"');
+      }
+    }
+  });
+
+  it("answers refused arguments with a result whose is_error is true", async () => {
+    for (const [tool, args] of [
+      ["/tools/countdown", { from: "x" }],
+      ["/tools/countdown", { from: true }],
+      ["/tools/countdown", { from: 0 }],
+      ["/tools/echo", { text: 5 }],
+    ] as const) {
+      const answered = await onOneConnection(post(tool, call(args), { last: true }));
+      expect(answered.statuses).toEqual([200]);
+      expect(answered.text).toContain('"is_error": true');
+    }
+  });
+
   it("refuses a body without Content-Length (Brain always sends one) and closes the connection", async () => {
     const chunked = [
       "POST /tools/echo HTTP/1.1",
@@ -135,7 +167,15 @@ describe.skipIf(!python)("examples/tools/server.py", () => {
   it("stops a countdown when the caller closes the connection, as Brain does on interrupt", async () => {
     const socket = connect(port, "127.0.0.1");
     socket.write(
-      post("/tools/countdown", JSON.stringify({ call_id: "call_gone", arguments: { from: 1000 } })),
+      post(
+        "/tools/countdown",
+        JSON.stringify({
+          tenant_id: "acme",
+          session_id: "ses_1",
+          call_id: "call_gone",
+          arguments: { from: 1000 },
+        }),
+      ),
     );
     await new Promise<void>((resolve) =>
       socket.on("data", (chunk) => String(chunk).includes("event: progress") && resolve()),
