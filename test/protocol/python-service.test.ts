@@ -46,7 +46,7 @@ function post(path: string, body: string, { token = TOKEN, last = false } = {}):
   ].join("\r\n");
 }
 
-const call = (args: Record<string, unknown>) =>
+const call = (args: unknown) =>
   JSON.stringify({ tenant_id: "acme", session_id: "ses_1", call_id: "call_1", arguments: args });
 
 /**
