@@ -497,7 +497,11 @@ export class TurnSupervisor {
       const head = lease.signal.aborted || this.#stopping ? undefined : tally.queue[0];
       // a Brain that stops leaves its queue to the next owner: the session stays running with no
       // turn open, which the next start, or another instance, takes up (#endOwnerless)
-      const owed = (this.#stopping || lease.signal.reason === SHUTDOWN) && tally.queue.length > 0;
+      // (but a close, or a message taking the turn's place, drops or goes before the queue as ever)
+      const { reason } = lease.signal;
+      const leftByStop =
+        reason === SHUTDOWN || (this.#stopping && (!lease.signal.aborted || reason === "interrupted"));
+      const owed = leftByStop && tally.queue.length > 0;
       if (head)
         nextSpan ??= startTurnSpan(this.deps.tracing, session.id, parseTraceparent(head.data.traceparent));
       const events: NewEvent[] =
