@@ -164,6 +164,17 @@ export type NewEvent = { [T in StoredEventType]: { type: T; data: EventData<T> }
 /** A live-only event to publish: its type and data; it is given its time when published. */
 export type NewLiveEvent = { [T in LiveEventType]: { type: T; data: EventData<T> } }[LiveEventType];
 
+const TURN_ENDS: ReadonlySet<string> = new Set<EventType>([
+  "turn.completed",
+  "turn.failed",
+  "turn.interrupted",
+]);
+
+/** Whether an event of `type` ends a turn: after it, a message starts a turn of its own. */
+export function endsTurn(type: string): boolean {
+  return TURN_ENDS.has(type);
+}
+
 /** A `turn.failed` to append: every producer names a code of the one enum. */
 export function turnFailed(
   code: TurnFailureCode,

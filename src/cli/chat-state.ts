@@ -1,6 +1,4 @@
-import type { SessionEvent } from "../../protocol/events.js";
-
-const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
+import { endsTurn, type SessionEvent } from "../../protocol/events.js";
 
 /**
  * What a chat knows from the session's events, its history first and then its live stream:
@@ -17,7 +15,7 @@ export class ChatState {
     if (event.type === "tool.approval" || event.type === "tool.result")
       this.waiting.delete(event.data.call_id);
     if (event.type === "turn.started") this.running = true;
-    if (!TURN_ENDS.has(event.type)) return false;
+    if (!endsTurn(event.type)) return false;
     this.running = false;
     return true;
   }

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { endsTurn } from "../../protocol/events.js";
 import { BrainApiError, type BrainClient } from "../client/client.js";
 import { parseRecordingFile, type RecordingFile, recordSession } from "../models/recording.js";
 import { type ComparableEvent, canonical, compareReplay } from "../models/replay-diff.js";
@@ -37,7 +38,6 @@ Options:
   --turn-timeout SECONDS   the longest wait for one turn to end (default 300)
   -h, --help               this help`;
 
-const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
 const POLL_MS = 50;
 const SHOWN_CHARS = 300;
 // the shape of newId("ses"); a path has a dot or a slash, and ./ses_x makes any name a path
@@ -123,7 +123,7 @@ async function runTurn(
   let after = "seq" in sent ? sent.seq : 0;
   for (;;) {
     const events = await client.events(sessionId, { after });
-    if (events.some((event) => TURN_ENDS.has(event.type))) return;
+    if (events.some((event) => endsTurn(event.type))) return;
     after = events.at(-1)?.seq ?? after;
     if (Date.now() > deadline)
       throw new Error(`a turn of ${sessionId} did not end within ${timeoutMs / 1000} s`);

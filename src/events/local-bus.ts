@@ -119,10 +119,11 @@ export class LocalEventBus implements EventBus {
       const frame = sseFrame(event);
       for (const listener of watched.listeners) listener(event, frame);
     }
-    if (watched.order.gap() && !watched.gapTimer) {
+    const gap = watched.order.gap();
+    if (gap && !watched.gapTimer) {
       watched.gapTimer = setTimeout(() => this.#fillGap(sessionId, watched), this.options.gapWaitMs);
       watched.gapTimer.unref();
-    } else if (!watched.order.gap() && watched.gapTimer) {
+    } else if (!gap && watched.gapTimer) {
       clearTimeout(watched.gapTimer);
       watched.gapTimer = undefined;
     }

@@ -1,4 +1,10 @@
-import { type EventData, type NewEvent, type StoredEvent, turnFailed } from "../../protocol/events.js";
+import {
+  type EventData,
+  endsTurn,
+  type NewEvent,
+  type StoredEvent,
+  turnFailed,
+} from "../../protocol/events.js";
 import type { ApprovalBody, OnBusy, PostMessageAnswer, SessionStatus } from "../../protocol/session.js";
 import type { TurnFailureCode } from "../../protocol/turn-failures.js";
 import type { BrainConfig, ToolBinding } from "../config/load.js";
@@ -859,11 +865,9 @@ function countTurnEnd(metrics: Metrics, end: CountedTurnEnd, seconds: number | u
   if (seconds !== undefined) metrics.turnSeconds.observe({ end }, seconds);
 }
 
-const TURN_ENDS = new Set<string>(["turn.completed", "turn.failed", "turn.interrupted"]);
-
 /** Whether the log's last turn has started and not ended. */
 function turnOpen(events: readonly StoredEvent[]): boolean {
-  const last = events.findLast((event) => event.type === "turn.started" || TURN_ENDS.has(event.type));
+  const last = events.findLast((event) => event.type === "turn.started" || endsTurn(event.type));
   return last?.type === "turn.started";
 }
 

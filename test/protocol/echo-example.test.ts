@@ -2,7 +2,7 @@ import { connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StartedProcess, startEchoService } from "../helpers/processes.js";
-import { exchangeRaw } from "../helpers/raw-http.js";
+import { exchangeInPieces, exchangeRaw } from "../helpers/raw-http.js";
 
 // examples/tools/server.mjs against the request rules of docs/protocol.md: every malformed body
 // gets its answer, and none stops the service.
@@ -30,25 +30,6 @@ function post(body: string | Buffer, token = TOKEN): Buffer {
     "",
   ].join("\r\n");
   return Buffer.concat([Buffer.from(head), Buffer.from(body)]);
-}
-
-/** Write `pieces` one by one, each in its own segment, and read the answer until the service closes. */
-function exchangeInPieces(pieces: Buffer[]): Promise<string> {
-  const { port } = new URL(echo.ready);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), "127.0.0.1");
-    socket.setNoDelay(true);
-    const received: Buffer[] = [];
-    socket.on("data", (chunk) => received.push(chunk));
-    socket.on("close", () => resolve(Buffer.concat(received).toString("utf8")));
-    socket.on("error", reject);
-    socket.once("connect", async () => {
-      for (const piece of pieces) {
-        socket.write(piece);
-        await sleep(50);
-      }
-    });
-  });
 }
 
 const call = (args: unknown) =>
@@ -99,7 +80,7 @@ describe("examples/tools/server.mjs", () => {
   it("decodes a character split across two TCP segments whole", async () => {
     const request = post(call({ text: "héllo" }));
     const middle = request.indexOf(Buffer.from("é")) + 1; // between the two bytes of é
-    const reply = await exchangeInPieces([request.subarray(0, middle), request.subarray(middle)]);
+    const reply = await exchangeInPieces(echo.ready, [request.subarray(0, middle), request.subarray(middle)]);
     expect(status(reply)).toBe(200);
     expect(jsonBody(reply).content[0].text).toBe("héllo");
   });
@@ -113,7 +94,7 @@ describe("examples/tools/server.mjs", () => {
       "",
       "",
     ].join("\r\n");
-    const refused = await exchangeInPieces([Buffer.from(announced)]);
+    const refused = await exchangeInPieces(echo.ready, [Buffer.from(announced)]);
     expect(status(refused)).toBe(413);
     expect(jsonBody(refused).error.code).toBe("payload_too_large");
 
@@ -126,7 +107,10 @@ describe("examples/tools/server.mjs", () => {
       `${(1024 * 1024 + 1).toString(16)}\r\n`,
     ].join("\r\n");
     // the chunk and no end: the service must answer from what it has read
-    const read = await exchangeInPieces([Buffer.from(chunked), Buffer.alloc(1024 * 1024 + 1, "a")]);
+    const read = await exchangeInPieces(echo.ready, [
+      Buffer.from(chunked),
+      Buffer.alloc(1024 * 1024 + 1, "a"),
+    ]);
     expect(status(read)).toBe(413);
     await stillAnswers();
   });
