@@ -35,7 +35,9 @@ export class ScriptedModel implements ModelProvider {
     request.signal.throwIfAborted();
     if (step.error !== undefined) throw new ModelError("model_error", step.error);
 
-    const values = templateValues(request.messages);
+    // the conversation is searched only for a step that has a template to fill: the search walks
+    // back to the turn's user message, through every call the turn made so far
+    const values = new TemplateValues(request.messages);
     const text = fill(step.text ?? "", values);
     if (text !== "") request.onDelta(text, 1);
     const toolCalls = (step.tool_calls ?? []).map((call) => ({
@@ -66,9 +68,20 @@ function summaryOf(messages: readonly ConversationMessage[]): ModelReply {
 const SUMMARY_CHARS = 200;
 
 /**
- * The last user message and the text of the last tool result, found from the end, so a step late in
- * a long session costs what an early one does.
+ * The last user message and the text of the last tool result, found from the end the first time a
+ * template asks, so a step late in a long session costs what an early one does.
  */
+class TemplateValues {
+  #found: Record<string, string> | undefined;
+
+  constructor(private readonly messages: readonly ConversationMessage[]) {}
+
+  get(key: string): string {
+    this.#found ??= templateValues(this.messages);
+    return this.#found[key] ?? "";
+  }
+}
+
 function templateValues(messages: readonly ConversationMessage[]): Record<string, string> {
   let message: string | undefined;
   let result: string | undefined;
@@ -91,11 +104,12 @@ function resultText(content: readonly { type: string; text?: string }[], structu
   return structured === undefined ? "" : JSON.stringify(structured);
 }
 
-function fill(template: string, values: Record<string, string>): string {
-  return template.replace(/\{\{(message|result)\}\}/g, (_, key: string) => values[key] ?? "");
+function fill(template: string, values: TemplateValues): string {
+  if (!template.includes("{{")) return template;
+  return template.replace(/\{\{(message|result)\}\}/g, (_, key: string) => values.get(key));
 }
 
-function fillDeep(value: unknown, values: Record<string, string>): unknown {
+function fillDeep(value: unknown, values: TemplateValues): unknown {
   if (typeof value === "string") return fill(value, values);
   if (Array.isArray(value)) return value.map((item) => fillDeep(item, values));
   if (value && typeof value === "object") {

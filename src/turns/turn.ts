@@ -73,6 +73,9 @@ export interface OpenStep {
 
 type TurnEnd = "completed" | "interrupted" | "failed";
 
+/** A step's empty maps: a step that asked for no approval, and has no result yet, shares these. */
+const NONE: ReadonlyMap<string, never> = new Map<string, never>();
+
 /** Stop reasons after which a call that waits for approval keeps waiting, for the turn's next owner. */
 const LEFT_WAITING = new Set<unknown>([SHUTDOWN, LEASE_LOST]);
 
@@ -110,6 +113,9 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
     return "interrupted" as const;
   };
   const approvals = new LazyApprovals(deps);
+  // each call waiting for an answer listens on the turn's signal, up to MAX_TOOL_CALLS_PER_STEP at
+  // once: more than Node's default of 10 listeners is no leak here
+  setMaxListeners(MAX_TOOL_CALLS_PER_STEP + defaultMaxListeners, signal);
   try {
     let open = turn.resume;
     for (let step = open ? open.step : 1; ; step++) {
@@ -207,34 +213,24 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
     }
     // a call that needs a person waits for the answer from the moment it is stored: the turn listens first
     const asking = calls.filter((call) => needsApproval(deps, call));
-    if (asking.length > 0) await approvals.watch();
-    const expiresAt = new Date(Date.now() + deps.approvalTimeoutMs).toISOString();
-    // the calls are stored before any request goes out, so a crash from here on leaves a trace
-    await deps.append([
-      assistant,
-      ...calls.map(
-        ({ call_id, name, arguments: args }): NewEvent => ({
-          type: "tool.call",
-          data: { call_id, name, arguments: args },
-        }),
-      ),
-      ...asking.map(
-        ({ call_id, name, arguments: args }): NewEvent => ({
+    const events: NewEvent[] = [assistant];
+    for (const { call_id, name, arguments: args } of calls)
+      events.push({ type: "tool.call", data: { call_id, name, arguments: args } });
+    let requested: ReadonlyMap<string, string> = NONE;
+    if (asking.length > 0) {
+      await approvals.watch();
+      const expiresAt = new Date(Date.now() + deps.approvalTimeoutMs).toISOString();
+      for (const { call_id, name, arguments: args } of asking) {
+        events.push({
           type: "tool.approval_requested",
           data: { call_id, name, arguments: args, expires_at: expiresAt },
-        }),
-      ),
-    ]);
-    const requested = new Map(asking.map((call) => [call.call_id, expiresAt]));
-    return {
-      step,
-      usage: at.usage,
-      text: reply.text,
-      calls,
-      results: new Map(),
-      requested,
-      answers: new Map(),
-    };
+        });
+      }
+      requested = new Map(asking.map((call) => [call.call_id, expiresAt]));
+    }
+    // the calls are stored before any request goes out, so a crash from here on leaves a trace
+    await deps.append(events);
+    return { step, usage: at.usage, text: reply.text, calls, results: NONE, requested, answers: NONE };
   }
 }
 
@@ -272,9 +268,6 @@ async function runCalls(
 ): Promise<ToolResultEventData[]> {
   // every call runs to its end even if another's result cannot be stored, so when a turn
   // fails nothing of it is still running to write a second result
-  // each call waiting for an answer listens on the turn's signal, up to MAX_TOOL_CALLS_PER_STEP at
-  // once: more than Node's default of 10 listeners is no leak here
-  setMaxListeners(MAX_TOOL_CALLS_PER_STEP + defaultMaxListeners, turn.signal);
   const settled = await Promise.allSettled(
     step.calls.map(async (call) => {
       const known = step.results.get(call.call_id);
