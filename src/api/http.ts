@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { unstorable } from "../../protocol/storable-json.js";
 import type { Validator } from "../../protocol/validation.js";
 import { check } from "../../protocol/validation.js";
+import { readWhole, TOO_LARGE } from "../read-whole.js";
 import { ApiError } from "./errors.js";
 
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
@@ -39,15 +40,14 @@ export async function readJsonBody<T>(
   if (declared !== undefined && Number(declared) > maxBytes) {
     return new ApiError("payload_too_large", `the request body is over ${maxBytes} bytes`);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes)
-      return new ApiError("payload_too_large", `the request body is over ${maxBytes} bytes`);
-    chunks.push(chunk);
+  const body = await readWhole(req, maxBytes);
+  if (body === TOO_LARGE) {
+    // the rest is read and dropped, and the connection closes after the answer (sendError), so
+    // the client reads its 413 rather than a reset
+    req.resume();
+    return new ApiError("payload_too_large", `the request body is over ${maxBytes} bytes`);
   }
-  if (size === 0 && emptyValue !== undefined) return emptyValue;
+  if (body.length === 0 && emptyValue !== undefined) return emptyValue;
   const contentType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (contentType !== "application/json") {
     return new ApiError(
@@ -65,7 +65,7 @@ export async function readJsonBody<T>(
   }
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    value = JSON.parse(body.toString("utf8"));
   } catch (error) {
     return new ApiError("invalid_request", `the request body is not valid JSON: ${(error as Error).message}`);
   }

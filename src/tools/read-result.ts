@@ -3,6 +3,7 @@ import { checkResultObject, type ToolResult } from "../../protocol/result.js";
 import { SseLimitError, SseParser } from "../../protocol/sse.js";
 import { unstorable } from "../../protocol/storable-json.js";
 import type { ToolBinding } from "../config/load.js";
+import { readWhole, TOO_LARGE } from "../read-whole.js";
 import { ToolFailure } from "./outcome.js";
 import { redactedStart } from "./redact.js";
 
@@ -80,59 +81,10 @@ async function readJsonResult(
     discard(body);
     return tooLarge(limit);
   }
-  const whole = await readWhole(body, limit, read);
-  return whole === TOO_LARGE ? tooLarge(limit) : parseResult(whole, binding, "the JSON body");
-}
-
-const TOO_LARGE = Symbol("too large");
-
-/**
- * The body whole, taken at its 'end'. An async iterator over it would end only at its 'close',
- * which undici's body emits from the event loop's check phase: every call's result would wait
- * for the turn of the loop to get there. Past `limit`, TOO_LARGE at once.
- */
-function readWhole(
-  body: ResponseData["body"],
-  limit: number,
-  read: BodyRead | undefined,
-): Promise<Buffer | typeof TOO_LARGE> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (read) read.bytes = size;
-      // stop reading here: past the limit nothing can be valid, and buffering more is what a hostile service wants
-      if (size > limit) {
-        stop();
-        discard(body);
-        resolve(TOO_LARGE);
-      } else chunks.push(chunk);
-    };
-    const onEnd = () => {
-      stop();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-    };
-    const onError = (error: Error) => {
-      stop();
-      reject(error);
-    };
-    // closed with no error and no end: the connection went before the body was whole
-    const onClose = () => onError(new PrematureCloseError());
-    const stop = () => {
-      body.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
-    };
-    body.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
-  });
-}
-
-/** What a stream's async iterator throws for a body closed before its end: the same code. */
-class PrematureCloseError extends Error {
-  readonly code = "ERR_STREAM_PREMATURE_CLOSE";
-
-  constructor() {
-    super("the body closed before its end");
-  }
+  const whole = await readWhole(body, limit, read && ((size) => (read.bytes = size)));
+  if (whole !== TOO_LARGE) return parseResult(whole, binding, "the JSON body");
+  discard(body);
+  return tooLarge(limit);
 }
 
 async function readSseResult(
