@@ -22,3 +22,11 @@ export function eventJson(event: SessionEvent): string {
   // the order the stores build a stored event in, so the frame is the one JSON.stringify made
   return `{"seq":${event.seq},"type":${JSON.stringify(event.type)},"data":${data},"at":${JSON.stringify(event.at)}}`;
 }
+
+/**
+ * Forget the JSON `data` was stored as: for data kept on (a folded conversation holds a turn's
+ * results), whose frames are long written. A frame made later is serialized as if read back.
+ */
+export function forgetStoredJson(data: object): void {
+  storedAs.delete(data);
+}

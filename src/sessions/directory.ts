@@ -108,7 +108,11 @@ export class SessionDirectory {
         expectStatus: ["idle"],
         setStatus: "closed",
       });
-      if (appended.ok) return { ...session, status: "closed" };
+      if (appended.ok) {
+        // no turn will read it again
+        this.deps.turns.forgetConversation(id);
+        return { ...session, status: "closed" };
+      }
       if (appended.status === "closed") return sessionClosed();
       // a message started a turn in between: that one is stopped too, on the next attempt
     }

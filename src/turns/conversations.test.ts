@@ -150,4 +150,62 @@ describe("Conversations", () => {
     expect(counter.rows).toBe(2);
     await store.close();
   });
+
+  it("folds a turn's own events at its end and its next start's events as they are, reading nothing back", async () => {
+    const { store, counter } = await countingStore(["ses_own"]);
+    const session = { id: "ses_own" };
+    const [user, started, ...rest] = turn(1) as [NewEvent, NewEvent, ...NewEvent[]];
+    const start = await store.append(session.id, [user, started]);
+    const conversations = new Conversations(store);
+    await conversations.of(session.id, measure, start.ok ? start.events : []);
+    const own = await store.append(session.id, rest);
+    conversations.advance(session.id, own.ok ? own.events : []);
+    const [user2, started2] = turn(2) as [NewEvent, NewEvent];
+    const next = await store.append(session.id, [user2, started2]);
+    counter.rows = 0;
+    const history = await conversations.of(session.id, measure, next.ok ? next.events : []);
+    expect(counter.rows).toBe(0);
+    expect(history.messages()).toEqual(messagesOf(await store.readEvents(session.id, 0, 100)));
+    await store.close();
+  });
+
+  it("reads on from where it was when someone else appended during the turn, or before its start", async () => {
+    const { store, counter } = await countingStore(["ses_other"]);
+    const session = { id: "ses_other" };
+    const conversations = new Conversations(store);
+    const [user, started, assistantAsks, callA, callB, resultB, resultA, ...end] = turn(1) as NewEvent[];
+    const start = await store.append(session.id, [user as NewEvent, started as NewEvent]);
+    await conversations.of(session.id, measure, start.ok ? start.events : []);
+    const asked = await store.append(session.id, [assistantAsks, callA, callB] as NewEvent[]);
+    // another writer's result between the turn's own appends (a takeover, say)
+    await store.append(session.id, [resultB as NewEvent]);
+    const rest = await store.append(session.id, [resultA, ...end] as NewEvent[]);
+    conversations.advance(session.id, [...(asked.ok ? asked.events : []), ...(rest.ok ? rest.events : [])]);
+    const [user2, started2] = turn(2) as [NewEvent, NewEvent];
+    const next = await store.append(session.id, [user2, started2]);
+    counter.rows = 0;
+    const history = await conversations.of(session.id, measure, next.ok ? next.events : []);
+    // all of turn 1 after its start, and turn 2's start: read, not taken from the turn
+    expect(counter.rows).toBe(9);
+    expect(history.messages()).toEqual(messagesOf(await store.readEvents(session.id, 0, 100)));
+    // a start whose events do not follow on from the fold is read too
+    await store.append(session.id, [{ type: "message.queued", data: { content: "later" } }]);
+    const third = await store.append(session.id, turn(3).slice(0, 2));
+    counter.rows = 0;
+    await conversations.of(session.id, measure, third.ok ? third.events : []);
+    expect(counter.rows).toBe(3);
+    await store.close();
+  });
+
+  it("forgets a session's conversation when told (the session closed), and reads it whole if asked again", async () => {
+    const { store, counter } = await countingStore(["ses_gone"]);
+    await store.append("ses_gone", turn(1));
+    const conversations = new Conversations(store);
+    await conversations.of("ses_gone", measure);
+    conversations.forget("ses_gone");
+    counter.rows = 0;
+    await conversations.of("ses_gone", measure);
+    expect(counter.rows).toBe(10);
+    await store.close();
+  });
 });

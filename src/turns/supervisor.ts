@@ -94,6 +94,8 @@ const MESSAGE_ATTEMPTS = 5;
 /** Where a turn starts from: the seq of its `turn.started` and what it knows of the session then. */
 interface TurnStart {
   startedAt: number;
+  /** The events the turn's start stored, through `startedAt`, when this process stored them. */
+  started?: readonly StoredEvent[];
   /** The turn's span in this process, named by its `turn.started` (or the first one's). */
   span: Span;
   /** The session's queue as of `startedAt`. */
@@ -199,6 +201,11 @@ export class TurnSupervisor {
     return "stopped";
   }
 
+  /** Drop the session's kept conversation: it is closed. */
+  forgetConversation(sessionId: string): void {
+    this.#conversations.forget(sessionId);
+  }
+
   async interrupt(session: SessionRecord): Promise<SessionError | undefined> {
     if (session.status === "closed") return sessionClosed();
     const stopped = await this.stop(session, "interrupted");
@@ -288,7 +295,7 @@ export class TurnSupervisor {
         this.deps.metrics.tenantLimited.inc({ tenant: session.tenant_id, limit: "max_concurrent_turns" });
       return appended.code === "session_busy" ? "busy" : appended;
     }
-    this.#run(session, lease, { startedAt: appended.at(-1)?.seq ?? 0, span, queue });
+    this.#run(session, lease, { startedAt: appended.at(-1)?.seq ?? 0, started: appended, span, queue });
     return { seq: appended[0]?.seq ?? 0 };
   }
 
@@ -529,6 +536,7 @@ export class TurnSupervisor {
         if (!head || !nextSpan) return { stored, next: undefined };
         const next: TurnStart = {
           startedAt: stored.at(-1)?.seq ?? 0,
+          started: stored.slice(end.length),
           span: nextSpan,
           queue: tally.queue.slice(1),
         };
@@ -621,7 +629,9 @@ export class TurnSupervisor {
         ...fenced(lease),
       },
     );
-    return result.ok ? { startedAt: result.events.at(-1)?.seq ?? 0, span, queue: rest } : undefined;
+    return result.ok
+      ? { startedAt: result.events.at(-1)?.seq ?? 0, started: result.events, span, queue: rest }
+      : undefined;
   }
 
   /**
@@ -673,6 +683,8 @@ export class TurnSupervisor {
     const provider = this.deps.providers.get(session.config.model);
     const tally: TurnTally = { base: start.startedAt, own: 0, highest: start.startedAt, queue: start.queue };
     let next: TurnStart | undefined;
+    // what the turn stored, in order: folded into the session's kept conversation when it ends
+    const own: StoredEvent[] = [];
     // live events take their place after the last event this turn stored
     const append = (events: readonly NewEvent[], setStatus?: SessionStatus) =>
       inSpan(
@@ -686,6 +698,7 @@ export class TurnSupervisor {
       if (setStatus === "idle") {
         const ended = await this.#appendEnd(session, lease, events, tally);
         next = ended.next;
+        own.push(...ended.stored);
         return ended.stored;
       }
       // the log's append itself, with no layer of #append's around it: a turn appends twice a call
@@ -694,6 +707,7 @@ export class TurnSupervisor {
       const stored = result.events;
       tally.own += stored.length;
       tally.highest = Math.max(tally.highest, stored.at(-1)?.seq ?? 0);
+      own.push(...stored);
       return stored;
     };
     if (!provider) {
@@ -714,7 +728,7 @@ export class TurnSupervisor {
     const model = config.models.get(session.config.model);
     const history = resume
       ? resume.history
-      : await this.#conversations.of(session.id, await contextMeasure(model, config.tools));
+      : await this.#conversations.of(session.id, await contextMeasure(model, config.tools), start.started);
     // one logger for the turn's lines, with its trace ids; the lease's too
     const logger = turnLogger(this.deps.logger, span);
     lease.logUnder?.(logger);
@@ -775,6 +789,7 @@ export class TurnSupervisor {
       endTurnSpan(span, end);
       history.release();
     }
+    this.#conversations.advance(session.id, own);
     countTurnEnd(metrics, end, (performance.now() - began) / 1000);
     return next;
   }

@@ -148,6 +148,8 @@ async function soakRound(): Promise<{ calls: number; problems: string[] }> {
       problems.push(`${id}: ${problem}`);
     }
   }
+  // done with, as an agent's client would be: a closed session's conversation is no longer kept
+  await Promise.all(runs.map(({ id }) => client.close(id)));
   return { calls, problems };
 }
 
@@ -163,6 +165,7 @@ async function fastRound(): Promise<number> {
       const session = await client.createSession({ tools: ["ok_json"], script });
       const events = await runTurn(client, session.id, "go", 30_000);
       expect(events.at(-1)?.type).toBe("turn.completed");
+      await client.close(session.id);
     }),
   );
   service.calls.splice(0);
