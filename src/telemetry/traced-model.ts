@@ -1,5 +1,6 @@
 import { ModelError, type ModelProvider } from "../models/provider.js";
 import type { Metrics } from "./metrics.js";
+import type { CounterCell, HistogramCell } from "./tallies.js";
 import { type Span, SpanKind, SpanStatusCode, startUnsentSpan, type Tracing } from "./tracing.js";
 
 export interface ModelEntryLabels {
@@ -23,12 +24,7 @@ export function tracedModel(
   tracing: Tracing,
   metrics: Metrics,
 ): ModelProvider {
-  const labels = { model: entry.name, provider: entry.provider };
-  // the cells this wrapper counts in at every call, found once
-  const tokensIn = metrics.modelTokens.labels({ ...labels, type: "input" });
-  const tokensOut = metrics.modelTokens.labels({ ...labels, type: "output" });
-  const seconds = metrics.modelCallSeconds.labels(labels);
-  const succeeded = metrics.modelCalls.labels({ ...labels, outcome: "ok" });
+  const { labels, tokensIn, tokensOut, seconds, succeeded } = cellsOf(metrics, entry);
   return {
     // a replaying model's recorded compactions are the wrapped model's own
     ...(provider.recordedCompaction && {
@@ -90,4 +86,38 @@ export function tracedModel(
       }
     },
   };
+}
+
+/** The cells a model entry's calls count in at every call. */
+interface ModelCallCells {
+  labels: { model: string; provider: string };
+  tokensIn: CounterCell;
+  tokensOut: CounterCell;
+  seconds: HistogramCell;
+  succeeded: CounterCell;
+}
+
+/** Each model entry's cells, found once per metrics rather than at every turn. */
+const cellsByMetrics = new WeakMap<Metrics, Map<string, ModelCallCells>>();
+
+function cellsOf(metrics: Metrics, entry: ModelEntryLabels): ModelCallCells {
+  let byEntry = cellsByMetrics.get(metrics);
+  if (!byEntry) {
+    byEntry = new Map();
+    cellsByMetrics.set(metrics, byEntry);
+  }
+  const key = `${entry.name}\u0000${entry.provider}`;
+  let cells = byEntry.get(key);
+  if (!cells) {
+    const labels = { model: entry.name, provider: entry.provider };
+    cells = {
+      labels,
+      tokensIn: metrics.modelTokens.labels({ ...labels, type: "input" }),
+      tokensOut: metrics.modelTokens.labels({ ...labels, type: "output" }),
+      seconds: metrics.modelCallSeconds.labels(labels),
+      succeeded: metrics.modelCalls.labels({ ...labels, outcome: "ok" }),
+    };
+    byEntry.set(key, cells);
+  }
+  return cells;
 }
