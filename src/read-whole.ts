@@ -16,6 +16,10 @@ export function readWhole(
   limit: number,
   onSize?: (size: number) => void,
 ): Promise<Buffer | typeof TOO_LARGE> {
+  // a body that ended or went before it was listened to emits nothing more
+  if (body.errored) return Promise.reject(body.errored);
+  if (body.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  if (body.destroyed) return Promise.reject(new PrematureCloseError());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
