@@ -15,10 +15,12 @@ const KEPT: ConversationsLimits = { sessions: 1000, bytes: 128 * 1024 * 1024 };
 const PAGE = 1000;
 
 /**
- * The conversations of the sessions that ran turns lately, each folded once and caught up from the
- * store at its next turn start, so a turn start reads what was stored since the last one instead of
- * the session's whole log (which made a long session's every message cost more than the last).
- * Catching up from the store keeps it right whoever appended; the least recently used go first.
+ * The conversations of the sessions that ran turns lately, each folded once and kept up to date:
+ * with what a turn stored, when it ends, and with its next start's events, when nobody else
+ * appended in between; else caught up from the store at the next turn start. So a turn start reads
+ * at most what others stored since the last one, never the session's whole log (which made a long
+ * session's every message cost more than the last), and it is right whoever appended. The least
+ * recently used go first.
  */
 export class Conversations {
   readonly #folds = new Map<string, ConversationFold>();
