@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptedStep } from "../protocol/script.js";
-import { type NodeProcess, startNode } from "./processes.js";
+import { makeTemporaryDir, type NodeProcess, removeTemporaryDir, startNode } from "./processes.js";
 import type { BenchContext } from "./section.js";
 
 export interface BenchBrain {
@@ -61,7 +60,7 @@ export async function startBrainProcess(
     entry?: string;
   },
 ): Promise<BenchBrain> {
-  const dir = mkdtempSync(join(tmpdir(), "brain-bench-"));
+  const dir = makeTemporaryDir("brain-bench-");
   const key = setup.key ?? randomBytes(24).toString("base64url");
   const dbPath = join(dir, "brain.db");
   const store = setup.postgres
@@ -97,7 +96,7 @@ export async function startBrainProcess(
     ],
     ready: brainUrl,
   }).catch((error: unknown) => {
-    rmSync(dir, { recursive: true, force: true });
+    removeTemporaryDir(dir);
     throw error;
   });
   return {
@@ -107,7 +106,7 @@ export async function startBrainProcess(
     process: brain,
     stop: async () => {
       await brain.stop();
-      rmSync(dir, { recursive: true, force: true });
+      removeTemporaryDir(dir);
     },
   };
 }

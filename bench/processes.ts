@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 
 export interface NodeProcess<T> {
@@ -57,6 +59,34 @@ function cpuSecondsOf(statPath: string): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
+/** Every process the harness started that has not exited yet. */
+const started = new Set<ChildProcess>();
+/** Every directory a benchmark made in the system's temporary directory and has not removed. */
+const temporary = new Set<string>();
+
+/** A new directory in the system's temporary directory, removed by the harness if it is stopped. */
+export function makeTemporaryDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temporary.add(dir);
+  return dir;
+}
+
+export function removeTemporaryDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  temporary.delete(dir);
+}
+
+/**
+ * Stop every process the harness started that still runs, then remove the directories: for a
+ * harness stopped before its benchmarks end, whose services and Brains would outlive it.
+ */
+export async function stopEverythingStarted(): Promise<void> {
+  const exits = [...started].map((child) => new Promise((resolve) => child.once("exit", resolve)));
+  for (const child of started) child.kill("SIGTERM");
+  await Promise.race([Promise.all(exits), new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  for (const dir of temporary) removeTemporaryDir(dir);
+}
+
 /**
  * Spawn `node [execArgv] args…` from the repository root and resolve once a stdout line satisfies
  * `ready`. Fails if the process exits first or is not ready within `timeoutMs`.
@@ -74,6 +104,8 @@ export function startNode<T>(options: {
     env: { PATH: process.env.PATH ?? "", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  started.add(child);
+  child.once("exit", () => started.delete(child));
   const lines: string[] = [];
   const watchers = new Set<(line: string) => void>();
   const keep = (line: string) => {

@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeMachine } from "./machine.js";
 import { HELP, parseOptions } from "./options.js";
+import { stopEverythingStarted } from "./processes.js";
 import { buildReference } from "./reference-build.js";
 import { type BenchResults, renderTable } from "./report.js";
 import type { BenchContext, Benchmark } from "./section.js";
@@ -80,8 +81,17 @@ async function main(): Promise<number> {
     results.failures.push({ id: running, error: `uncaught: ${error.stack ?? error.message}` });
     save();
     process.stdout.write(`${renderTable(results)}\nresults: ${out}\n`);
-    process.exit(1);
+    void stopEverythingStarted().finally(() => process.exit(1));
   });
+  // stopped from outside: a terminal's Ctrl-C reaches the whole process group, a kill only this one
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const) {
+    process.once(signal, () => {
+      void stopEverythingStarted().finally(() => process.exit(code));
+    });
+  }
   for (const id of options.only ?? BENCHMARKS) {
     const file = new URL(`./${id}.js`, import.meta.url);
     if (!existsSync(file)) {

@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { Pool } from "undici";
@@ -11,7 +10,7 @@ import { layoutOf } from "../services/sandbox/sandbox.js";
 import { seccompFilter } from "../services/sandbox/seccomp.js";
 import { workspaceName } from "../services/sandbox/workspaces.js";
 import { runWhenMain } from "./alone.js";
-import { startNode } from "./processes.js";
+import { makeTemporaryDir, removeTemporaryDir, startNode } from "./processes.js";
 import { type Benchmark, versus } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
 
@@ -32,7 +31,7 @@ const OWNER = { tenantId: "bench", sessionId: "ses_bench" };
 export const run: Benchmark = async (context) => {
   if (process.getuid?.() !== 0)
     throw new Error("the sandbox benchmark runs as root, as the sandbox service does");
-  const stateDir = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
+  const stateDir = makeTemporaryDir("bench-sandbox-");
   chmodSync(stateDir, 0o711);
   const token = randomBytes(24).toString("base64url");
   const raw = {
@@ -169,7 +168,7 @@ export const run: Benchmark = async (context) => {
   } finally {
     await pool.close();
     await service.stop();
-    rmSync(stateDir, { recursive: true, force: true });
+    removeTemporaryDir(stateDir);
   }
 };
 

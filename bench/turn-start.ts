@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { NewEvent } from "../protocol/events.js";
 import type { ContextMeasure } from "../src/context/history.js";
 import { requestTokens, tokenCounter } from "../src/context/tokens.js";
 import { SqliteStore } from "../src/store/sqlite.js";
 import { Conversations } from "../src/turns/conversations.js";
+import { makeTemporaryDir, removeTemporaryDir } from "./processes.js";
 import type { Benchmark } from "./section.js";
 import { type Figure, versus } from "./section.js";
 import { summarize } from "./stats.js";
@@ -111,7 +110,7 @@ async function turnStarts(
  * session sent whole five times as long, against the 1,000-turn one.
  */
 export const run: Benchmark = async (context) => {
-  const dir = mkdtempSync(join(tmpdir(), "brain-bench-turn-start-"));
+  const dir = makeTemporaryDir("brain-bench-turn-start-");
   const store = new SqliteStore(join(dir, "brain.db"));
   try {
     const measure: ContextMeasure = { counter: await tokenCounter("openai"), forModel: (result) => result };
@@ -171,6 +170,6 @@ export const run: Benchmark = async (context) => {
     };
   } finally {
     await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    removeTemporaryDir(dir);
   }
 };

@@ -99,3 +99,13 @@ export function pythonAvailable(skipped: string): boolean {
   if (!found) process.stderr.write(`python3 not found: ${skipped} skipped (install python3 to run them)\n`);
   return found;
 }
+
+/** Whether a process with this pid still exists (signal 0 checks without sending anything). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

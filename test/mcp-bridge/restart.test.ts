@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import type { TestBrain } from "../helpers/brain.js";
+import { processAlive } from "../helpers/processes.js";
 import { runTurn } from "../helpers/turns.js";
 import {
   type Bridge,
@@ -28,15 +29,6 @@ const everything = (extra: Record<string, unknown> = {}) => ({
 });
 
 const pids = (started: Bridge) => started.logged("mcp server connected").map((entry) => entry.pid as number);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function call(started: TestBrain, tool: string, args: Record<string, unknown>) {
   const client = started.client();
@@ -98,8 +90,8 @@ it("gives each session a server of its own, and stops it once idle", async () =>
   await expect
     .poll(() => (bridge as Bridge).logged("stopping an isolated mcp server").length, { timeout: 10_000 })
     .toBe(2);
-  await expect.poll(() => sessions.filter(alive), { timeout: 10_000 }).toEqual([]);
-  expect(alive(lister as number)).toBe(true);
+  await expect.poll(() => sessions.filter(processAlive), { timeout: 10_000 }).toEqual([]);
+  expect(processAlive(lister as number)).toBe(true);
 });
 
 it("refuses a restarted server that lists a tool twice, saying so, and leaves none of its processes running", async () => {
@@ -124,5 +116,5 @@ it("refuses a restarted server that lists a tool twice, saying so, and leaves no
   });
   const restarted = started().slice(1);
   expect(restarted.length).toBeGreaterThan(0);
-  await expect.poll(() => restarted.filter(alive), { timeout: 10_000 }).toEqual([]);
+  await expect.poll(() => restarted.filter(processAlive), { timeout: 10_000 }).toEqual([]);
 });
