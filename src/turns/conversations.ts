@@ -67,10 +67,7 @@ export class Conversations {
   advance(sessionId: string, own: readonly StoredEvent[]): void {
     const fold = this.#take(sessionId);
     if (!fold) return;
-    if (foldFollowing(fold, own)) {
-      // the fold keeps the turn's results from here on, and the frames built on their JSON are written
-      for (const event of own) forgetStoredJson(event.data);
-    }
+    foldFollowing(fold, own);
     this.#keep(sessionId, fold);
   }
 
@@ -104,12 +101,16 @@ export class Conversations {
 
 /**
  * Fold `events` in if they follow on from the fold's last event seq by seq, and say whether they
- * did; a fold they do not follow is left as it was.
+ * did; a fold they do not follow is left as it was. Events this process stored, whose frames are
+ * written by now: the fold keeps their data from here on, so the JSON it was stored as is let go.
  */
 function foldFollowing(fold: ConversationFold, events: readonly StoredEvent[]): boolean {
   if (events.length === 0) return false;
   let seq = fold.lastSeq;
   for (const event of events) if (event.seq !== ++seq) return false;
-  for (const event of events) fold.push(event);
+  for (const event of events) {
+    fold.push(event);
+    forgetStoredJson(event.data);
+  }
   return true;
 }
