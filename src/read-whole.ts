@@ -4,7 +4,7 @@ import type { Readable } from "node:stream";
 export const TOO_LARGE = Symbol("too large");
 
 /**
- * A body whole (a request's, a tool response's), taken at its 'end'. Past `limit`, TOO_LARGE at
+ * A body whole (a request's), taken at its 'end'. Past `limit`, TOO_LARGE at
  * once, and no more of it is kept: past the limit nothing can be valid, and buffering more is what
  * a hostile peer wants; the caller stops the body its own way. Listened to rather than iterated:
  * an async iterator costs a promise and a turn of the microtask queue per chunk, and ends only at

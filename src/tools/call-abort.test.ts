@@ -4,13 +4,13 @@ import { CallAbort } from "./call-abort.js";
 describe("CallAbort following a turn's signal", () => {
   it("ends every call that follows the signal when it fires, each with its own reason", () => {
     const turn = new AbortController();
-    const [first, second, left] = [new CallAbort(), new CallAbort(), new CallAbort()];
+    const heard: unknown[] = [];
+    const first = new CallAbort((reason) => heard.push(reason));
+    const [second, left] = [new CallAbort(() => undefined), new CallAbort(() => undefined)];
     first.follow(turn.signal, "first");
     second.follow(turn.signal, "second");
     left.follow(turn.signal, "left");
     left.unfollow(turn.signal);
-    const heard: unknown[] = [];
-    first.on("abort", () => heard.push(first.reason));
     turn.abort();
     expect([first.aborted, first.reason, second.aborted, second.reason]).toEqual([
       true,
@@ -25,7 +25,7 @@ describe("CallAbort following a turn's signal", () => {
   it("ends a call at once when the signal fired before it followed", () => {
     const turn = new AbortController();
     turn.abort();
-    const call = new CallAbort();
+    const call = new CallAbort(() => undefined);
     call.follow(turn.signal, "late");
     expect([call.aborted, call.reason]).toEqual([true, "late"]);
   });
@@ -39,7 +39,7 @@ describe("CallAbort following a turn's signal", () => {
       add(...args);
     }) as typeof add;
     for (let index = 0; index < 20; index++) {
-      const call = new CallAbort();
+      const call = new CallAbort(() => undefined);
       call.follow(turn.signal, index);
       call.unfollow(turn.signal);
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ToolBinding } from "../config/load.js";
-import { classifyError } from "./dispatch.js";
+import { classifyError } from "./classify-error.js";
 
 const binding = { timeoutMs: 10_000 } as ToolBinding;
 const socketError = (code: string) => Object.assign(new Error(`socket: ${code}`), { code });

@@ -5,11 +5,10 @@ import type { ToolBinding } from "../config/load.js";
 import { environmentAgent } from "../http-agent.js";
 import { traceparentOf } from "../telemetry/trace-context.js";
 import type { Span } from "../telemetry/tracing.js";
-import { CallAbort } from "./call-abort.js";
+import { CANCELLED } from "./classify-error.js";
 import { ToolFailure } from "./outcome.js";
-import { type BodyRead, readToolResponse } from "./read-result.js";
 import { redactResult, redactSecrets } from "./redact.js";
-import { RequestWrittenDispatcher } from "./request-written.js";
+import { ToolExchange } from "./tool-exchange.js";
 
 export interface ToolCallRequest {
   tenantId: string;
@@ -35,33 +34,17 @@ export interface DispatcherOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-// abort reasons, compared by identity to tell our own aborts apart
-const TIMEOUT = Symbol("timeout");
-const HEADERS_TIMEOUT = Symbol("headers_timeout");
-const CANCELLED = Symbol("cancelled");
-
-const UNREACHABLE_CODES = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EHOSTDOWN",
-  "EADDRNOTAVAIL",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_PRX_TLS",
-]);
-
 /**
  * Sends tool calls: one POST per call, never retried, never redirected, over keep-alive pools
  * (one per origin, inside undici's Agent), through the environment's proxy when one is set.
  */
 export class ToolDispatcher {
-  readonly #dispatcher: RequestWrittenDispatcher;
+  readonly #dispatcher: Dispatcher;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.#dispatcher = new RequestWrittenDispatcher(
-      environmentAgent({ keepAliveTimeout: 10_000, connections: null, pipelining: 1 }, options.env),
+    this.#dispatcher = environmentAgent(
+      { keepAliveTimeout: 10_000, connections: null, pipelining: 1 },
+      options.env,
     );
   }
 
@@ -93,65 +76,44 @@ export class ToolDispatcher {
       ).toResult();
     }
 
-    // Our own timers, not undici's headersTimeout/bodyTimeout: undici's tick at about one second,
-    // and the limits here are exact and may be fractions of a second. The headers limit counts
-    // from the moment the request is written on a connected socket.
-    const call = new CallAbort();
-    const callTimer = setTimeout(() => call.abort(TIMEOUT), binding.timeoutMs);
-    // set once the request is written: until then the call was never sent
-    let headersTimer: NodeJS.Timeout | undefined;
-    this.#dispatcher.watch(call, () => {
-      // a call abandoned while connecting has ended: undici only aborts the request now
-      if (call.aborted) return;
-      headersTimer = setTimeout(() => call.abort(HEADERS_TIMEOUT), this.options.headersTimeoutMs);
-    });
     const secrets = sentSecrets(binding, request);
-    call.follow(request.signal, CANCELLED);
-    let result: ToolResult;
-    // counted only for a span that records it
-    let read: BodyRead | undefined;
+    const exchange = new ToolExchange(
+      binding,
+      {
+        headersTimeoutMs: this.options.headersTimeoutMs,
+        maxProgressBytes: this.options.maxProgressBytes,
+        secrets,
+      },
+      // progress goes to every client of the session: it is searched like the result
+      (data) => request.onProgress(redactSecrets(data, secrets)),
+    );
+    exchange.abort.follow(request.signal, CANCELLED);
     try {
-      const response = await untilAborted(
-        this.#dispatcher.request({
+      this.#dispatcher.dispatch(
+        {
           origin: binding.url.origin,
           path: binding.url.pathname + binding.url.search,
           method: "POST",
           headers: requestHeaders(binding, request.callId, span && traceparentOf(span.spanContext())),
           body: requestBody(request),
-          signal: call,
           headersTimeout: 0,
           bodyTimeout: 0,
-        }),
-        call,
+        },
+        exchange,
       );
-      clearTimeout(headersTimer);
-      if (span?.isRecording()) {
-        span.setAttribute("http.response.status_code", response.statusCode);
-        read = { bytes: 0 };
-      }
-      const outcome = await readToolResponse(
-        response,
-        binding,
-        { maxProgressBytes: this.options.maxProgressBytes, secrets },
-        // progress goes to every client of the session: it is searched like the result
-        (data) => request.onProgress(redactSecrets(data, secrets)),
-        read,
-      );
-      result = outcome instanceof ToolFailure ? outcome.toResult() : outcome;
     } catch (error) {
-      result = classifyError(
-        error,
-        { abortReason: call.reason, written: headersTimer !== undefined },
-        binding,
-      ).toResult();
-    } finally {
-      clearTimeout(callTimer);
-      clearTimeout(headersTimer);
-      call.unfollow(request.signal);
-      // what was read of a body cut short too: a lost connection's count says how far it got
-      if (read) span?.setAttribute("brain.tool.response_bytes", read.bytes);
+      // undici hands a request it refuses to the handler's onError; anything thrown ends the call alike
+      exchange.onError(error as Error);
     }
-    return redactResult(result, secrets);
+    // settles exactly once, whatever happens to the request: it never rejects
+    const outcome = await exchange.outcome;
+    exchange.abort.unfollow(request.signal);
+    if (exchange.statusCode !== undefined && span?.isRecording()) {
+      span.setAttribute("http.response.status_code", exchange.statusCode);
+      // what was read of a body cut short too: a lost connection's count says how far it got
+      span.setAttribute("brain.tool.response_bytes", exchange.bytesRead);
+    }
+    return redactResult(outcome instanceof ToolFailure ? outcome.toResult() : outcome, secrets);
   }
 
   /**
@@ -161,33 +123,6 @@ export class ToolDispatcher {
   async close(): Promise<void> {
     await this.#dispatcher.destroy();
   }
-}
-
-/**
- * The response, or the abort's reason as soon as the call is aborted: undici does not stop a
- * request that is still connecting (it aborts it once connected, up to its connect timeout later),
- * and a timed-out or cancelled call must end at its limit.
- */
-function untilAborted(
-  request: Promise<Dispatcher.ResponseData>,
-  call: CallAbort,
-): Promise<Dispatcher.ResponseData> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(call.reason);
-    call.once("abort", onAbort);
-    request.then(
-      (response) => {
-        call.removeListener("abort", onAbort);
-        // answered just as the call was aborted: nobody reads this body
-        if (call.aborted) response.body.destroy();
-        else resolve(response);
-      },
-      (error) => {
-        call.removeListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function requestHeaders(
@@ -227,66 +162,4 @@ function requestBody(request: ToolCallRequest): string {
     body.brain_url = request.inspection.brainUrl;
   }
   return JSON.stringify(body);
-}
-
-function cancelled(): ToolFailure {
-  return new ToolFailure("cancelled", "the session was interrupted or closed while the call was out");
-}
-
-/**
- * Map a thrown error to its outcome (docs/protocol.md#outcomes): our own aborts first, then undici's and the socket's codes.
- * `written` says whether the request went out: a call timed out before it connected never ran.
- */
-export function classifyError(
-  error: unknown,
-  { abortReason, written }: { abortReason: unknown; written: boolean },
-  binding: ToolBinding,
-): ToolFailure {
-  if (abortReason === CANCELLED) {
-    // interrupted while it was still connecting: nothing went out, so the tool did not run
-    return written
-      ? cancelled()
-      : ToolFailure.unsent("cancelled", "the session was interrupted or closed before the call was sent");
-  }
-  if (abortReason === HEADERS_TIMEOUT) {
-    return new ToolFailure("headers_timeout", "the tool service sent no response headers in time");
-  }
-  if (abortReason === TIMEOUT && !written) {
-    return new ToolFailure(
-      "unreachable",
-      `no connection to the tool service within timeout_seconds (${binding.timeoutMs / 1000} s)`,
-    );
-  }
-  if (abortReason === TIMEOUT) {
-    return new ToolFailure(
-      "timeout",
-      `the call did not finish within timeout_seconds (${binding.timeoutMs / 1000} s)`,
-    );
-  }
-  const codes = errorCodes(error);
-  // once the request went out, whatever broke the connection broke it under a call that may have run
-  const unreachable = !written && codes.find((code) => UNREACHABLE_CODES.has(code) || TLS_CODE.test(code));
-  if (unreachable)
-    return new ToolFailure("unreachable", `the tool service could not be reached (${unreachable})`);
-  if (!written && error instanceof Error && /proxy/i.test(error.message)) {
-    return new ToolFailure("unreachable", `the proxy refused to carry the request (${error.message})`);
-  }
-  return new ToolFailure(
-    "connection_lost",
-    `the connection was lost after the request was sent (${codes[0] ?? "closed"})`,
-  );
-}
-
-const TLS_CODE = /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_OSSL)/;
-
-/** The `code` of an error and of its causes, outermost first. */
-function errorCodes(error: unknown): string[] {
-  const codes: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current && typeof current === "object"; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string") codes.push(code);
-    current = (current as { cause?: unknown }).cause;
-  }
-  return codes;
 }

@@ -1,13 +1,22 @@
-import type { Dispatcher } from "undici";
 import { checkResultObject, type ToolResult } from "../../protocol/result.js";
 import { SseLimitError, SseParser } from "../../protocol/sse.js";
 import { unstorable } from "../../protocol/storable-json.js";
 import type { ToolBinding } from "../config/load.js";
-import { readWhole, TOO_LARGE } from "../read-whole.js";
 import { ToolFailure } from "./outcome.js";
 import { redactedStart } from "./redact.js";
 
-type ResponseData = Dispatcher.ResponseData;
+/** How a call ended: the service's result, or the failure Brain records for it. */
+export type CallOutcome = ToolResult | ToolFailure;
+
+/** What Brain reads of a response's head: its status, and the headers that bear on the result. */
+export interface ResponseHead {
+  statusCode: number;
+  /** As sent; a repeated header's values joined by commas. */
+  contentType: string | undefined;
+  /** Only when the response sent exactly one. */
+  contentLength: string | undefined;
+  location: string | undefined;
+}
 
 export interface ReadLimits {
   maxProgressBytes: number;
@@ -15,35 +24,186 @@ export interface ReadLimits {
   secrets: readonly string[];
 }
 
-/** How many bytes of a response's body Brain has read so far, for the call's span. */
-export interface BodyRead {
-  bytes: number;
+/**
+ * A response's body, read as it arrives. Each chunk may decide the call's outcome, and then
+ * nothing more of the body is read; until then `data` gives undefined.
+ */
+export interface ResponseBody {
+  data(chunk: Buffer): CallOutcome | undefined;
+  /** The body ended. */
+  end(): CallOutcome;
+  /**
+   * The body broke off, or took longer than `deadlineMs`: the outcome where the head decided it
+   * already, undefined where the break decides it.
+   */
+  broken(): CallOutcome | undefined;
+  /** How long the body may take, where it has a limit of its own. */
+  readonly deadlineMs: number | undefined;
 }
 
 /**
- * What to do with a tool's response: judge the status and content type, then read the body
- * bounded. `read`, where given, counts the bytes read: Brain stops reading at its limits, and
- * at the result event.
+ * What to do with a tool's response (docs/protocol.md): judge the status and content type, then
+ * read the body bounded, or not at all. Pure: the caller feeds it what the connection brings.
  */
-export async function readToolResponse(
-  response: ResponseData,
+export function readToolResponse(
+  head: ResponseHead,
   binding: ToolBinding,
   limits: ReadLimits,
   onProgress: (data: unknown) => void,
-  read?: BodyRead,
-): Promise<ToolResult | ToolFailure> {
-  const { statusCode, headers, body } = response;
-  if (statusCode !== 200) {
-    const snippet = await readSnippet(body, 512, limits.secrets, read);
+): ToolFailure | ResponseBody {
+  if (head.statusCode !== 200) return new ErrorStatusBody(head, limits.secrets);
+  const mediaType = head.contentType?.split(";")[0]?.trim().toLowerCase();
+  if (mediaType === "application/json") {
+    const limit = binding.maxOutputBytes;
+    return Number(head.contentLength) > limit ? tooLarge(limit) : new JsonBody(binding);
+  }
+  if (mediaType === "text/event-stream") return new EventStreamBody(binding, limits, onProgress);
+  // quoted as sent, not lowercased: a secret echoed in it must still be found to be replaced
+  const contentType = head.contentType?.split(";")[0]?.trim() ?? "";
+  return new ToolFailure(
+    "invalid_result",
+    `the tool service answered with content type "${quoted(contentType, limits.secrets)}"; expected application/json or text/event-stream`,
+  );
+}
+
+/** A JSON result: the whole body, up to max_output_bytes. */
+class JsonBody implements ResponseBody {
+  readonly deadlineMs = undefined;
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+
+  constructor(private readonly binding: ToolBinding) {}
+
+  data(chunk: Buffer): CallOutcome | undefined {
+    this.#size += chunk.length;
+    // past the limit nothing can be valid, and buffering more is what a hostile service wants
+    if (this.#size > this.binding.maxOutputBytes) return tooLarge(this.binding.maxOutputBytes);
+    this.#chunks.push(chunk);
+    return undefined;
+  }
+
+  end(): CallOutcome {
+    const chunks = this.#chunks;
+    const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size);
+    return parseResult(whole, this.binding, "the JSON body");
+  }
+
+  broken(): undefined {
+    return undefined;
+  }
+}
+
+/** An event stream: progress events, each passed on, until the result event. */
+class EventStreamBody implements ResponseBody {
+  readonly deadlineMs = undefined;
+  readonly #parser: SseParser;
+
+  constructor(
+    private readonly binding: ToolBinding,
+    private readonly limits: ReadLimits,
+    private readonly onProgress: (data: unknown) => void,
+  ) {
+    this.#parser = new SseParser((event) =>
+      event === "progress" ? limits.maxProgressBytes : binding.maxOutputBytes,
+    );
+  }
+
+  data(chunk: Buffer): CallOutcome | undefined {
+    let events: ReturnType<SseParser["push"]>;
+    try {
+      events = this.#parser.push(chunk);
+    } catch (error) {
+      if (!(error instanceof SseLimitError)) throw error;
+      return error.event === "progress"
+        ? new ToolFailure(
+            "output_too_large",
+            `a progress event exceeded the ${error.limit}-byte cap on progress payloads`,
+          )
+        : tooLarge(error.limit);
+    }
+    for (const event of events) {
+      // the result ends the call: whatever the service sends after it is not read
+      if (event.event === "result") return parseResult(event.data, this.binding, "the result event");
+      if (event.event !== "progress") {
+        return new ToolFailure(
+          "invalid_result",
+          `the event stream has an unknown event "${quoted(event.event, this.limits.secrets)}"`,
+        );
+      }
+      let progress: unknown;
+      try {
+        progress = JSON.parse(event.data);
+      } catch {
+        return new ToolFailure("invalid_result", "a progress event's data is not valid JSON");
+      }
+      const problem = unstorable(progress);
+      if (problem) return new ToolFailure("invalid_result", `a progress event's data ${problem}`);
+      this.onProgress(progress);
+    }
+    return undefined;
+  }
+
+  end(): CallOutcome {
+    return new ToolFailure("invalid_result", "the event stream ended without a result event");
+  }
+
+  broken(): undefined {
+    return undefined;
+  }
+}
+
+/** How long the start of an error body may take: the status has decided the outcome already. */
+const SNIPPET_WAIT_MS = 1000;
+/** How much of an error body the model is shown, in characters. */
+const SNIPPET_CHARS = 512;
+
+/**
+ * A status other than 200, which decides the outcome: the start of the body is read for the model
+ * to see, and the rest never is. A broken or trickling body changes nothing.
+ */
+class ErrorStatusBody implements ResponseBody {
+  readonly deadlineMs = SNIPPET_WAIT_MS;
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  /** Redaction comes before the cut, so this reads as far past the snippet as the longest secret. */
+  readonly #wanted: number;
+
+  constructor(
+    private readonly head: ResponseHead,
+    private readonly secrets: readonly string[],
+  ) {
+    this.#wanted = SNIPPET_CHARS * 4 + Math.max(0, ...secrets.map((secret) => Buffer.byteLength(secret)));
+  }
+
+  data(chunk: Buffer): CallOutcome | undefined {
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    return this.#size >= this.#wanted ? this.#outcome(false) : undefined;
+  }
+
+  end(): CallOutcome {
+    return this.#outcome(this.#size < this.#wanted);
+  }
+
+  broken(): CallOutcome {
+    return this.#outcome(false);
+  }
+
+  #outcome(complete: boolean): ToolFailure {
+    const { statusCode, location } = this.head;
     if (statusCode >= 300 && statusCode < 400) {
-      const location = typeof headers.location === "string" ? ` to ${headers.location}` : "";
+      const to = location !== undefined ? ` to ${location}` : "";
       return new ToolFailure(
         "redirect",
-        `the tool service answered ${statusCode} (a redirect${location}), which Brain does not follow`,
+        `the tool service answered ${statusCode} (a redirect${to}), which Brain does not follow`,
       );
     }
     // 4xx and 5xx only: a status past 599 is no HTTP status, and says nothing of the call
     if (statusCode >= 400 && statusCode < 600) {
+      const text = Buffer.concat(this.#chunks, this.#size).subarray(0, this.#wanted).toString("utf8");
+      const snippet = redactedStart(text, SNIPPET_CHARS, this.secrets, complete)
+        .replace(/\p{Cc}+/gu, " ")
+        .trim();
       return new ToolFailure(
         "http_status",
         `the tool service answered ${statusCode}${snippet ? `: ${snippet}` : ""}`,
@@ -55,93 +215,9 @@ export async function readToolResponse(
       `the tool service answered ${statusCode}; a result needs status 200`,
     );
   }
-  const contentType = String(headers["content-type"] ?? "")
-    .split(";")[0]
-    ?.trim();
-  const mediaType = contentType?.toLowerCase();
-  if (mediaType === "application/json") return readJsonResult(body, headers, binding, read);
-  if (mediaType === "text/event-stream") return readSseResult(body, binding, limits, onProgress, read);
-  discard(body);
-  // quoted as sent, not lowercased: a secret echoed in it must still be found to be replaced
-  return new ToolFailure(
-    "invalid_result",
-    `the tool service answered with content type "${quoted(contentType ?? "", limits.secrets)}"; expected application/json or text/event-stream`,
-  );
 }
 
-async function readJsonResult(
-  body: ResponseData["body"],
-  headers: ResponseData["headers"],
-  binding: ToolBinding,
-  read: BodyRead | undefined,
-): Promise<ToolResult | ToolFailure> {
-  const limit = binding.maxOutputBytes;
-  const declared = Number(headers["content-length"]);
-  if (declared > limit) {
-    discard(body);
-    return tooLarge(limit);
-  }
-  const whole = await readWhole(body, limit, read && ((size) => (read.bytes = size)));
-  if (whole !== TOO_LARGE) return parseResult(whole, binding, "the JSON body");
-  discard(body);
-  return tooLarge(limit);
-}
-
-async function readSseResult(
-  body: ResponseData["body"],
-  binding: ToolBinding,
-  limits: ReadLimits,
-  onProgress: (data: unknown) => void,
-  read: BodyRead | undefined,
-): Promise<ToolResult | ToolFailure> {
-  const parser = new SseParser((event) =>
-    event === "progress" ? limits.maxProgressBytes : binding.maxOutputBytes,
-  );
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      if (read) read.bytes += chunk.length;
-      for (const event of parser.push(chunk)) {
-        if (event.event === "result") {
-          // the result ends the call: whatever the service sends after it is not read
-          discard(body);
-          return parseResult(event.data, binding, "the result event");
-        }
-        if (event.event !== "progress") {
-          discard(body);
-          return new ToolFailure(
-            "invalid_result",
-            `the event stream has an unknown event "${quoted(event.event, limits.secrets)}"`,
-          );
-        }
-        let progress: unknown;
-        try {
-          progress = JSON.parse(event.data);
-        } catch {
-          discard(body);
-          return new ToolFailure("invalid_result", "a progress event's data is not valid JSON");
-        }
-        const problem = unstorable(progress);
-        if (problem) {
-          discard(body);
-          return new ToolFailure("invalid_result", `a progress event's data ${problem}`);
-        }
-        onProgress(progress);
-      }
-    }
-  } catch (error) {
-    if (!(error instanceof SseLimitError)) throw error;
-    discard(body);
-    return error.event === "progress"
-      ? new ToolFailure(
-          "output_too_large",
-          `a progress event exceeded the ${error.limit}-byte cap on progress payloads`,
-        )
-      : tooLarge(error.limit);
-  }
-  return new ToolFailure("invalid_result", "the event stream ended without a result event");
-}
-
-function parseResult(text: Buffer | string, binding: ToolBinding, what: string): ToolResult | ToolFailure {
+function parseResult(text: Buffer | string, binding: ToolBinding, what: string): CallOutcome {
   let raw: unknown;
   try {
     raw = JSON.parse(typeof text === "string" ? text : text.toString("utf8"));
@@ -154,57 +230,8 @@ function parseResult(text: Buffer | string, binding: ToolBinding, what: string):
   return "problem" in checked ? new ToolFailure("invalid_result", checked.problem) : checked;
 }
 
-/**
- * Stop reading a body Brain will not use. undici reports a body destroyed before its end as an
- * 'error' event; with no listener that is an uncaught exception, so a tool service answering with
- * the wrong content type could take Brain down.
- */
-function discard(body: ResponseData["body"]): void {
-  body.on("error", () => undefined);
-  body.destroy();
-}
-
 function tooLarge(limit: number): ToolFailure {
   return new ToolFailure("output_too_large", `the result exceeded max_output_bytes (${limit} bytes)`);
-}
-
-/** How long the start of an error body may take: the status has decided the outcome already. */
-const SNIPPET_WAIT_MS = 1000;
-
-/**
- * The start of an error body, at most `max` characters, for the model to read; the rest is never
- * read. It is redacted before it is cut, so it reads as far past `max` as the longest secret.
- */
-async function readSnippet(
-  body: ResponseData["body"],
-  max: number,
-  secrets: readonly string[],
-  read: BodyRead | undefined,
-): Promise<string> {
-  const wanted = max * 4 + Math.max(0, ...secrets.map((secret) => Buffer.byteLength(secret)));
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let complete = false;
-  // a service trickling its error body would otherwise hold the call until timeout_seconds
-  const deadline = setTimeout(() => discard(body), SNIPPET_WAIT_MS);
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (read) read.bytes = size;
-      if (size >= wanted) break;
-    }
-    complete = size < wanted;
-  } catch {
-    // the status already decides the outcome; a broken error body changes nothing
-  } finally {
-    clearTimeout(deadline);
-    discard(body);
-  }
-  const text = Buffer.concat(chunks).subarray(0, wanted).toString("utf8");
-  return redactedStart(text, max, secrets, complete)
-    .replace(/\p{Cc}+/gu, " ")
-    .trim();
 }
 
 /**

@@ -37,6 +37,16 @@ export const FAULTS: Fault[] = [
       res.end();
     },
   },
+  {
+    path: "/ok-after-early-hints",
+    code: "ok",
+    unknownOutcome: false,
+    route: async (_, res) => {
+      res.writeEarlyHints({ link: "</manual>; rel=preload" });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      sendJson(res, textResult("after a 103"));
+    },
+  },
   ...[401, 403, 404, 413, 429].map((status) => ({
     path: `/status-${status}`,
     code: "http_status",
