@@ -144,7 +144,10 @@ function headersOf(raw: Buffer[]): Omit<ResponseHead, "statusCode"> {
   let location: string | undefined;
   let locations = 0;
   for (let index = 0; index + 1 < raw.length; index += 2) {
-    const name = (raw[index] as Buffer).toString("latin1").toLowerCase();
+    const bytes = raw[index] as Buffer;
+    // only names as long as the three are decoded: date, connection, keep-alive are not
+    if (bytes.length !== 12 && bytes.length !== 14 && bytes.length !== 8) continue;
+    const name = bytes.toString("latin1").toLowerCase();
     if (name === "content-type") {
       const value = (raw[index + 1] as Buffer).toString("latin1");
       contentType = contentType === undefined ? value : `${contentType},${value}`;
