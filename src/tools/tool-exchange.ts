@@ -19,7 +19,8 @@ export interface ExchangeLimits extends ReadLimits {
  * One tool call's request and response, as undici's dispatcher drives it: the handler it is
  * dispatched with, which times the call, reads the response as it comes and settles `outcome`
  * exactly once. undici's `request()` would wrap the body in a stream and the response in a
- * promise: 15–25 µs of CPU a call over handing the chunks straight to the reader (BENCHMARKS.md).
+ * promise: a call cost 10–15 µs more CPU that way in process, 40 µs in the overhead run
+ * (BENCHMARKS.md).
  *
  * The call's limits are its own timers, not undici's (which tick at about one second): the whole
  * call from the start, the headers from the moment the request is written on a connected socket,
