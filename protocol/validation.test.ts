@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { compile, defaultsOf, describeErrors } from "./validation.js";
+import { ResultObjectSchema } from "./result.js";
+import { compile, defaultsOf, describeErrors, protocolAjv } from "./validation.js";
 
 describe("defaultsOf", () => {
   it("gives each property's default, optional or not", () => {
@@ -40,5 +43,30 @@ describe("compile and describeErrors", () => {
     expect(validate(wrong)).toBe(false);
     expect(describeErrors(validate.errors)).toEqual(["[0].n: must be integer"]);
     expect(validate([{ n: 1 }])).toBe(true);
+  });
+});
+
+describe("the first-error instance, which does not check its schemas", () => {
+  const root = join(import.meta.dirname, "..");
+
+  it("compiles only the tool result's schema, which is valid JSON Schema 2020-12", () => {
+    const users: string[] = [];
+    for (const folder of ["protocol", "src", "services", "kit", "runtime"]) {
+      for (const entry of readdirSync(join(root, folder), { recursive: true, withFileTypes: true })) {
+        if (!entry.isFile() || !entry.name.endsWith(".ts") || entry.name.endsWith(".test.ts")) continue;
+        const path = join(entry.parentPath, entry.name);
+        if (readFileSync(path, "utf8").includes("firstError: true")) users.push(path.slice(root.length + 1));
+      }
+    }
+    // a new schema compiled with firstError is checked here too
+    expect(users).toEqual(["protocol/result.ts"]);
+    const checking = protocolAjv();
+    expect(checking.validateSchema(ResultObjectSchema), JSON.stringify(checking.errors)).toBe(true);
+  });
+
+  it("has a check that refuses a schema breaking the meta-schema", () => {
+    const checking = protocolAjv();
+    expect(checking.validateSchema({ type: "object", required: ["a", "a"] })).toBe(false);
+    expect(checking.errors?.[0]?.message).toMatch(/duplicate items/);
   });
 });

@@ -21,7 +21,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const OUT = join(ROOT, "dist", "web", "console");
 
 function precompiledAnswers(): string {
-  const ajv = protocolAjv({ source: true, esm: true });
+  const ajv = protocolAjv({ code: { source: true, esm: true } });
   const names = Object.keys(ANSWER_SCHEMAS);
   for (const [name, schema] of Object.entries(ANSWER_SCHEMAS)) ajv.addSchema(schema, name);
   const code = standaloneCode(ajv, Object.fromEntries(names.map((name) => [name, name])));
