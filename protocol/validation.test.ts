@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
 import { ResultObjectSchema } from "./result.js";
-import { compile, defaultsOf, describeErrors, protocolAjv } from "./validation.js";
+import { compile, compileNow, defaultsOf, describeErrors, protocolAjv } from "./validation.js";
 
 describe("defaultsOf", () => {
   it("gives each property's default, optional or not", () => {
@@ -36,6 +36,17 @@ describe("compile and describeErrors", () => {
     ]);
     // the same problem twice is one line
     expect(describeErrors([...(validate.errors ?? []), ...(validate.errors ?? [])])).toHaveLength(1000);
+  });
+
+  it("compiles at first use, or when compileNow says so", () => {
+    const broken = () => compile(Type.Unsafe({ type: "object", minProperties: "one" }));
+    expect(broken).not.toThrow();
+    expect(() => compileNow(compile(Items), broken())).toThrow(/minProperties/);
+    const validate = compile(Items);
+    compileNow(validate);
+    // what it said of undefined is not left behind
+    expect(validate([{ n: 1 }])).toBe(true);
+    expect(validate.errors).toBeNull();
   });
 
   it("with firstError, reports only the first problem it meets", () => {

@@ -80,8 +80,9 @@ export function defaultsOf<T extends TObject>(schema: T): Required<Static<T>> {
 }
 
 /**
- * Compiled on first use, so a command that never validates a shape never pays for compiling it.
- * With `firstError`, the validator reports only the first problem it meets.
+ * Compiled on first use, so a command that never validates a shape never pays for compiling it
+ * (a server compiles what its requests need as it starts: `compileNow`). With `firstError`, the
+ * validator reports only the first problem it meets.
  */
 export function compile<T>(schema: TSchema, options: { firstError?: boolean } = {}): Validator<T> {
   let compiled: ValidateFunction<T> | undefined;
@@ -92,6 +93,15 @@ export function compile<T>(schema: TSchema, options: { firstError?: boolean } = 
     return valid;
   }) as Validator<T>;
   return validate;
+}
+
+/**
+ * Compiles validators made by `compile` now, rather than at their first use: for a server, before
+ * it listens, so that its first request or tool call does not wait for Ajv (tens of ms each).
+ */
+export function compileNow(...validators: ((value: unknown) => boolean)[]): void {
+  // a validator compiles at its first call; what it says of `undefined` is not kept
+  for (const validate of validators) validate(undefined);
 }
 
 export { check, describeErrors, jsonPath, type Validator } from "./problems.js";

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import type { DestinationStream } from "pino";
 import { validateResultObject } from "../protocol/result.js";
+import { compileNow } from "../protocol/validation.js";
 import { Authenticator } from "./api/auth.js";
 import { TenantRateLimits } from "./api/rate-limits.js";
 import { Router } from "./api/router.js";
@@ -58,8 +59,8 @@ export async function startBrain(config: BrainConfig, options: StartOptions = {}
     ...(options.openStore && { openStore: options.openStore }),
   });
   const { store, bus, inspection } = backend;
-  // compiled now, before anyone waits, rather than at the first tool call: about 50 ms
-  validateResultObject(undefined);
+  // before anyone waits, rather than at the first tool call: about 50 ms
+  compileNow(validateResultObject);
   const log = new EventLog(store, bus, metrics);
   const dispatcher = new ToolDispatcher({
     headersTimeoutMs: Math.round(config.limits.tool_headers_timeout_seconds * 1000),

@@ -14,7 +14,7 @@ import {
   SessionListSchema,
   SessionSchema,
 } from "../../protocol/session.js";
-import { compile } from "../../protocol/validation.js";
+import { compile, compileNow } from "../../protocol/validation.js";
 import type { BrainConfig } from "../config/load.js";
 import type { EventBus } from "../events/bus.js";
 import type { SessionDirectory } from "../sessions/directory.js";
@@ -89,6 +89,7 @@ function resumePoint(req: RequestContext["req"], after: number): number | ApiErr
 export function createRoutes(deps: RouteDeps): Route[] {
   const { config, sessions, turns, store, bus, metrics } = deps;
   const streamLimits = new TenantStreamLimits(config.tenants);
+  compileNow(validateCreateSession, validatePostMessage, validateApproval);
 
   /** The session a caller may read: its tenant's, or the one its inspection token is for. */
   const readableSession = async (ctx: RequestContext): Promise<SessionRecord | undefined> => {
