@@ -52,14 +52,14 @@ export function readToolResponse(
   onProgress: (data: unknown) => void,
 ): ToolFailure | ResponseBody {
   if (head.statusCode !== 200) return new ErrorStatusBody(head, limits.secrets);
-  const mediaType = head.contentType?.split(";")[0]?.trim().toLowerCase();
+  // quoted as sent in the failure below, not lowercased: a secret echoed in it must still be found
+  const contentType = head.contentType?.split(";")[0]?.trim() ?? "";
+  const mediaType = contentType.toLowerCase();
   if (mediaType === "application/json") {
     const limit = binding.maxOutputBytes;
     return Number(head.contentLength) > limit ? tooLarge(limit) : new JsonBody(binding);
   }
   if (mediaType === "text/event-stream") return new EventStreamBody(binding, limits, onProgress);
-  // quoted as sent, not lowercased: a secret echoed in it must still be found to be replaced
-  const contentType = head.contentType?.split(";")[0]?.trim() ?? "";
   return new ToolFailure(
     "invalid_result",
     `the tool service answered with content type "${quoted(contentType, limits.secrets)}"; expected application/json or text/event-stream`,

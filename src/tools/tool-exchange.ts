@@ -38,9 +38,11 @@ export class ToolExchange implements Dispatcher.DispatchHandler {
 
   #settle!: (outcome: CallOutcome) => void;
   #settled = false;
-  /** undici's abort of the request, from the moment it is on a connected socket. */
+  /**
+   * undici's abort of the request, from the moment it is written on a connected socket: until
+   * then the call was never sent.
+   */
   #abortRequest: (() => void) | undefined;
-  #written = false;
   #body: ResponseBody | undefined;
   readonly #callTimer: NodeJS.Timeout;
   #headersTimer: NodeJS.Timeout | undefined;
@@ -64,7 +66,6 @@ export class ToolExchange implements Dispatcher.DispatchHandler {
       abort();
       return;
     }
-    this.#written = true;
     this.#headersTimer = setTimeout(() => this.abort.abort(HEADERS_TIMEOUT), this.limits.headersTimeoutMs);
   }
 
@@ -114,16 +115,20 @@ export class ToolExchange implements Dispatcher.DispatchHandler {
     if (this.#settled) return;
     const outcome =
       this.#body?.broken() ??
-      classifyError(error, { abortReason: undefined, written: this.#written }, this.binding);
+      classifyError(error, { abortReason: undefined, written: this.#written() }, this.binding);
     this.#finish(outcome, true);
   }
 
   #aborted(reason: unknown): void {
     if (this.#settled) return;
     this.#finish(
-      classifyError(undefined, { abortReason: reason, written: this.#written }, this.binding),
+      classifyError(undefined, { abortReason: reason, written: this.#written() }, this.binding),
       true,
     );
+  }
+
+  #written(): boolean {
+    return this.#abortRequest !== undefined;
   }
 
   /** Settle the call; `stopReading` when the response is not over, so its connection goes. */
