@@ -4,6 +4,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import type { EventBus, Subscription } from "../events/bus.js";
 import { sseFrame } from "../events/bus.js";
 import type { Store } from "../store/store.js";
+import { holdWrites } from "./held-writes.js";
 
 export interface EventStreamOptions {
   req: IncomingMessage;
@@ -99,6 +100,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
       if (heldBytes > options.maxBufferedBytes) drop();
       return;
     }
+    holdWrites(res);
     // live events cannot wait for a slow client: they queue in its buffer, up to the limit
     if (write(event, frame) && res.writableLength > options.maxBufferedBytes) drop();
   };
