@@ -27,7 +27,7 @@ export default defineConfig({
     pool: "forks",
     // The test files spend most of their time waiting on the processes and sockets they start, so
     // Vitest's default of one worker fewer than the cores left a 2-core machine half idle: the whole
-    // run took 822 s with one worker and 484 s with two, every test passing in both.
+    // run took 822 s with one worker, 484 s and 568 s in two runs with two, every test passing.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     env: {
       // the AWS SDK (the S3 tests) warns at its first client that its releases from 2027 on need
