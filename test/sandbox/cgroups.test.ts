@@ -109,22 +109,28 @@ describe("a run's memory cgroup", needs("cgroups"), () => {
   });
 
   it("gives each tenant the same share of the CPU, however many runs it has", async () => {
-    // four busy runs of one tenant against one of another, at once, on this machine's cores
-    const SPIN = [
-      "import os, time",
-      "if os.fork() == 0:",
-      "    end = time.monotonic() + 1.5",
-      "    while time.monotonic() < end: pass",
-      "    os._exit(0)",
-      "os.wait()",
-      "times = os.times()",
-      "print(times.children_user + times.children_system)",
-    ].join("\n");
+    // four busy runs of one tenant against one of another on this machine's cores, all spinning over
+    // the same wall-clock window: runs that start apart (the test run's other work delays some) would
+    // otherwise each have the cores alone for a while, whatever the scheduler's shares
+    const spinCode = (from: number) =>
+      [
+        "import os, time",
+        `start = ${from}`,
+        "time.sleep(max(0, start - time.time()))",
+        "if os.fork() == 0:",
+        "    while time.time() < start + 1.5: pass",
+        "    os._exit(0)",
+        "os.wait()",
+        "times = os.times()",
+        "print(times.children_user + times.children_system)",
+      ].join("\n");
     const share = async (sandbox: TestSandbox) => {
+      // long enough for five runs to start on a loaded machine, well inside the call's timeout
+      const code = spinCode(Date.now() / 1000 + 2);
       const spin = async (tenant: string, session: string) => {
         const answer = await sandbox.call(
           "sandbox_exec",
-          { language: "python", code: SPIN },
+          { language: "python", code, timeout_seconds: 10 },
           { tenant, session },
         );
         return Number((answer.result.structured_content as ExecOutput).stdout);
@@ -144,7 +150,7 @@ describe("a run's memory cgroup", needs("cgroups"), () => {
       // the same way just after, the cgroups' share is well above the per-run one's
       const inCgroups = await share(limited);
       const perRun = await share(unshared);
-      expect(perRun).toBeLessThan(0.4);
+      expect(perRun, `per run ${perRun}`).toBeLessThan(0.4);
       expect(inCgroups, `in cgroups ${inCgroups}, per run ${perRun}`).toBeGreaterThan(perRun * 1.6);
     } finally {
       await unshared.close();
