@@ -145,5 +145,5 @@ describe("Brain killed with SIGKILL in the middle of many sessions' tool calls",
         expect(events.at(-1)?.type, `${s.kind} session ${s.id}`).toBe("turn.completed");
       }),
     );
-  });
+  }, 60_000);
 });

@@ -259,5 +259,5 @@ describe("malformed tool responses", () => {
     expect(await (await fetch(`${brain.url}/healthz`)).json()).toEqual({ status: "ok" });
     // nothing went to the error log: no crashed turn, no failed request
     expect(brain.output()).not.toMatch(/"level":(50|60)/);
-  });
+  }, 60_000);
 });

@@ -155,7 +155,7 @@ describe("a run's memory cgroup", needs("cgroups"), () => {
     } finally {
       await unshared.close();
     }
-  });
+  }, 60_000);
 
   it("removes at start what a service that died left, and nothing of a live one's", async () => {
     const parent = dirname(cgroupDir(limited));
