@@ -431,12 +431,23 @@ describe("GET /sessions/{id}/events", () => {
 
     const resumed: string[] = [];
     const controller = new AbortController();
+    // the message goes once the stream is open: a live-only event (model.delta) sent before is no one's
+    let open = () => {};
+    const connected = new Promise<void>((resolve) => {
+      open = resolve;
+    });
     const live = (async () => {
-      for await (const event of client.streamEvents(session.id, { after: 5, signal: controller.signal })) {
+      const onStatus = (status: { state: string }) => status.state === "connected" && open();
+      for await (const event of client.streamEvents(session.id, {
+        after: 5,
+        signal: controller.signal,
+        onStatus,
+      })) {
         resumed.push(event.type);
         if (event.type === "turn.completed") controller.abort();
       }
     })();
+    await connected;
     await client.sendMessage(session.id, "second");
     await live;
     expect(resumed).toEqual([

@@ -8,8 +8,8 @@ import {
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.interrupted"]);
 
 /**
- * Send a message and collect every event, live ones included, until the turn ends. The stream is
- * opened before the message is sent, so nothing is missed.
+ * Send a message and collect every event, live ones included, until the turn ends. The message is
+ * sent once the stream is open, so nothing is missed.
  */
 export async function runTurn(
   client: BrainClient,
@@ -27,8 +27,16 @@ export async function runTurn(
     after = page.at(-1)?.seq ?? after;
   const signal = AbortSignal.timeout(timeoutMs);
   const events: SessionEvent[] = [];
-  const stream = client.streamEvents(sessionId, { after, signal });
+  // the message goes once Brain has the stream open: a live-only event sent before would be missed
+  let open = () => {};
+  const connected = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const onStatus = (status: { state: string }) => status.state === "connected" && open();
+  const stream = client.streamEvents(sessionId, { after, signal, onStatus });
   const first = stream.next();
+  // a stream that fails to open fails the turn with its error
+  await Promise.race([connected, first]);
   await client.sendMessage(sessionId, content);
   let next = await first;
   while (!next.done) {
