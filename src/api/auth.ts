@@ -1,8 +1,9 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import type { Tenant } from "../config/load.js";
 
 function digest(value: string): Buffer {
-  return createHash("sha256").update(value).digest();
+  // one call, no Hash object: every request is authenticated with it
+  return hash("sha256", value, "buffer");
 }
 
 /** The bearer token of an Authorization header, or undefined. */

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { percentDecoded } from "../../runtime/percent-decoding.js";
 import { type Store, StoreUnavailableError } from "../store/store.js";
@@ -44,11 +44,11 @@ export async function answerOnce(
     );
   }
   // the request as it is meant: fields in any order, the path with its escapes undone
-  const fingerprint = createHash("sha256")
-    .update(
-      `${ctx.req.method} ${percentDecoded(ctx.url.pathname) ?? ctx.url.pathname}\n${canonicalJson(body)}`,
-    )
-    .digest("base64url");
+  const fingerprint = hash(
+    "sha256",
+    `${ctx.req.method} ${percentDecoded(ctx.url.pathname) ?? ctx.url.pathname}\n${canonicalJson(body)}`,
+    "base64url",
+  );
   const now = Date.now();
   const held = await store.claimIdempotencyKey({
     tenantId: ctx.tenantId,

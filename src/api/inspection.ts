@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 interface Grant {
   tenantId: string;
@@ -18,7 +18,7 @@ export function newInspectionToken(): string {
 }
 
 export function digest(token: string): string {
-  return createHash("sha256").update(token).digest("base64url");
+  return hash("sha256", token, "base64url");
 }
 
 export interface InspectionGrant {

@@ -2,13 +2,14 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TSchema } from "@sinclair/typebox";
 import { percentDecoded } from "../../runtime/percent-decoding.js";
 import type { InspectionPrincipal } from "./inspection.js";
+import type { RequestTarget } from "./request-target.js";
 
 export type Method = "GET" | "POST" | "DELETE";
 
 export interface RequestContext {
   req: IncomingMessage;
   res: ServerResponse;
-  url: URL;
+  url: RequestTarget;
   params: Record<string, string>;
   /** The tenant the API key selects, or the inspection token's tenant. Empty on public routes. */
   tenantId: string;

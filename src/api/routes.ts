@@ -31,6 +31,7 @@ import { streamEvents } from "./event-stream.js";
 import { readJsonBody, sendError, sendJson } from "./http.js";
 import { answerOnce, errorAnswer, sendAnswer } from "./idempotency.js";
 import { buildOpenApi } from "./openapi.js";
+import type { RequestTarget } from "./request-target.js";
 import type { RequestContext, Route } from "./router.js";
 import { TenantStreamLimits } from "./stream-limits.js";
 
@@ -66,7 +67,13 @@ function sessionView(session: SessionRecord) {
   return { id: session.id, status: session.status, config: session.config, created_at: session.created_at };
 }
 
-function integerParam(url: URL, name: string, fallback: number, min: number, max: number): number | ApiError {
+function integerParam(
+  url: RequestTarget,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number | ApiError {
   const raw = url.searchParams.get(name);
   return raw === null ? fallback : parseInteger(raw, name, min, max);
 }

@@ -9,6 +9,7 @@ import { sendError } from "./http.js";
 import type { InspectionGrants } from "./inspection.js";
 import type { TenantRateLimits } from "./rate-limits.js";
 import { clientTrace, observeRequest } from "./request-observer.js";
+import { requestTarget } from "./request-target.js";
 import type { RequestContext, Router } from "./router.js";
 
 export interface ServerDeps {
@@ -69,12 +70,8 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, deps: Se
   const observed = observeRequest(req, res, deps);
   if (req.headers.host === undefined && req.httpVersion === "1.1")
     return sendError(res, new ApiError("invalid_request", "an HTTP/1.1 request needs a Host header"));
-  let url: URL;
-  try {
-    url = new URL(req.url ?? "/", "http://brain.invalid");
-  } catch {
-    return sendError(res, new ApiError("invalid_request", "the request target is not a valid path"));
-  }
+  const url = requestTarget(req.url ?? "/");
+  if (!url) return sendError(res, new ApiError("invalid_request", "the request target is not a valid path"));
   const match = deps.router.match(req.method ?? "GET", url.pathname);
   if (match.kind === "not_found")
     return sendError(res, new ApiError("not_found", `no route for ${url.pathname}`));

@@ -111,11 +111,15 @@ export class ContextKeeper {
     return tokens;
   }
 
-  /** Whether #compact could do anything short of `force`: a replayed compaction, or a window passed. */
+  /**
+   * Whether #compact could do anything short of `force`: a compaction recorded for this step, or a
+   * window passed. Asked before every model call, so a model that records compactions (the scripted
+   * one) waits on no compaction step where its script has none.
+   */
   #mayCompact(history: ContextHistory, overhead: number): boolean {
-    const { window, provider } = this.deps;
+    const { window, provider, session } = this.deps;
     return (
-      provider.recordedCompaction !== undefined ||
+      provider.recordedCompaction?.(session, history.steps()) !== undefined ||
       (window !== undefined && !fits(window, history.tokens(overhead)))
     );
   }
