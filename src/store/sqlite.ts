@@ -22,7 +22,7 @@ import type {
   Store,
 } from "./store.js";
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 const MIGRATION = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS sessions (
   created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_by_tenant ON sessions (tenant_id, id);
-CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status) WHERE status = 'running';
+CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status) WHERE status = 'r';
 CREATE TABLE IF NOT EXISTS events (
   session_id TEXT NOT NULL,
   seq INTEGER NOT NULL,
@@ -53,6 +53,37 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (created_at);
 `;
+
+/** Schema 1 kept each status by its name: to schema 2's one-letter codes (STATUS_CODES). */
+const FROM_SCHEMA_1 = `
+UPDATE sessions SET status = CASE status WHEN 'idle' THEN 'i' WHEN 'running' THEN 'r' WHEN 'closed' THEN 'c' END;
+DROP INDEX IF EXISTS sessions_by_status;
+`;
+
+/**
+ * A session's status as its row holds it: one letter each, so a row keeps its size when its status
+ * changes and SQLite writes the new status over the old. A row whose size changes is written anew,
+ * the overflow pages of a large config included: a turn's start and its end each wrote 36 KiB of WAL
+ * for a session with a 20 KB system prompt, where the row's page and the index's are 8 KiB
+ * (BENCHMARKS.md).
+ */
+const STATUS_CODES: Record<SessionStatus, string> = { idle: "i", running: "r", closed: "c" };
+const STATUSES = new Map(
+  Object.entries(STATUS_CODES).map(([status, code]) => [code, status as SessionStatus]),
+);
+
+/** A session's row as SQLite holds it: its status as a code. */
+type CodedSessionRow = Omit<SessionRow, "status"> & { status: string };
+
+function statusOf(code: string): SessionStatus {
+  const status = STATUSES.get(code);
+  if (!status) throw new Error(`a session row holds an unknown status code "${code}"`);
+  return status;
+}
+
+function sessionOf(row: CodedSessionRow): SessionRecord {
+  return toSession({ ...row, status: statusOf(row.status) });
+}
 
 export class StoreInUseError extends Error {
   constructor(readonly path: string) {
@@ -107,28 +138,31 @@ export class SqliteStore implements Store {
         `${path} was written by a newer Brain (schema ${version}); this one knows schema ${SCHEMA_VERSION}`,
       );
     }
-    this.#db.exec(MIGRATION);
-    this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    this.#db.transaction(() => {
+      if (version === 1) this.#db.exec(FROM_SCHEMA_1);
+      this.#db.exec(MIGRATION);
+      this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    })();
 
     const db = this.#db;
     this.#statements = {
       insertSession: db.prepare(
         "INSERT INTO sessions (id, tenant_id, status, config, created_at) VALUES (?, ?, ?, ?, ?)",
       ),
-      getSession: db.prepare<[string], SessionRow>(
+      getSession: db.prepare<[string], CodedSessionRow>(
         "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE id = ?",
       ),
-      listSessions: db.prepare<[string, number], SessionRow>(
+      listSessions: db.prepare<[string, number], CodedSessionRow>(
         "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE tenant_id = ? ORDER BY id DESC LIMIT ?",
       ),
-      listSessionsBefore: db.prepare<[string, string, number], SessionRow>(
+      listSessionsBefore: db.prepare<[string, string, number], CodedSessionRow>(
         "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
       ),
-      sessionsWithStatus: db.prepare<[string], SessionRow>(
+      sessionsWithStatus: db.prepare<[string], CodedSessionRow>(
         "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE status = ?",
       ),
       countRunning: db.prepare<[string], { n: number }>(
-        "SELECT COUNT(*) AS n FROM sessions WHERE status = 'running' AND tenant_id = ?",
+        "SELECT COUNT(*) AS n FROM sessions WHERE status = 'r' AND tenant_id = ?",
       ),
       dropStaleKey: db.prepare<[string, string, number, number]>(
         "DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND (created_at < ? OR (status IS NULL AND created_at < ?))",
@@ -146,7 +180,7 @@ export class SqliteStore implements Store {
       releaseKey: db.prepare<[string, string]>(
         "DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND status IS NULL",
       ),
-      sessionStatus: db.prepare<[string], { status: SessionStatus; tenant_id: string }>(
+      sessionStatus: db.prepare<[string], { status: string; tenant_id: string }>(
         "SELECT status, tenant_id FROM sessions WHERE id = ?",
       ),
       // the events table is clustered on (session_id, seq): this is one descent of the primary key
@@ -161,7 +195,8 @@ export class SqliteStore implements Store {
     };
     this.#appendTx = db.transaction(
       (sessionId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult => {
-        const state = this.#statements.sessionStatus.get(sessionId);
+        const row = this.#statements.sessionStatus.get(sessionId);
+        const state = row && { status: statusOf(row.status), tenant_id: row.tenant_id };
         if (!state || (options.expectStatus && !options.expectStatus.includes(state.status))) {
           return { ok: false, status: state?.status };
         }
@@ -185,7 +220,7 @@ export class SqliteStore implements Store {
         }
         // the session row is written only when its status changes, so most commits touch one page
         if (options.setStatus && options.setStatus !== state.status) {
-          this.#statements.setStatus.run(options.setStatus, sessionId);
+          this.#statements.setStatus.run(STATUS_CODES[options.setStatus], sessionId);
         }
         return { ok: true, events: stored };
       },
@@ -212,7 +247,7 @@ export class SqliteStore implements Store {
       this.#statements.insertSession.run(
         session.id,
         session.tenant_id,
-        "idle",
+        STATUS_CODES.idle,
         JSON.stringify(session.config),
         session.created_at,
       );
@@ -225,7 +260,7 @@ export class SqliteStore implements Store {
 
   async getSession(id: string): Promise<SessionRecord | undefined> {
     const row = this.#statements.getSession.get(id);
-    return row && toSession(row);
+    return row && sessionOf(row);
   }
 
   async listSessions(
@@ -241,7 +276,7 @@ export class SqliteStore implements Store {
     const sessions: SessionRecord[] = [];
     let bytes = 0;
     for (const row of rows) {
-      sessions.push(toSession(row));
+      sessions.push(sessionOf(row));
       bytes += row.config.length;
       // ends the iteration, which resets the statement
       if (bytes >= maxBytes) break;
@@ -282,7 +317,7 @@ export class SqliteStore implements Store {
   }
 
   async sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]> {
-    return this.#statements.sessionsWithStatus.all(status).map(toSession);
+    return this.#statements.sessionsWithStatus.all(STATUS_CODES[status]).map(sessionOf);
   }
 
   async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyRecord | undefined> {

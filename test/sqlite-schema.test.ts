@@ -1,0 +1,121 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { NewEvent } from "../protocol/events.js";
+import { SqliteStore } from "../src/store/sqlite.js";
+
+// the sessions table and its status index as schema 1 made them, statuses by name
+const SCHEMA_1 = `
+CREATE TABLE sessions (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, status TEXT NOT NULL, config TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX sessions_by_tenant ON sessions (tenant_id, id);
+CREATE INDEX sessions_by_status ON sessions (status) WHERE status = 'running';
+CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, at TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+PRAGMA user_version = 1;
+`;
+const CONFIG = { model: "default", tools: [], max_steps: 8, metadata: {} };
+const MESSAGE: NewEvent[] = [
+  { type: "message.user", data: { content: "go" } },
+  { type: "turn.started", data: {} },
+];
+const PAGE_FRAME = 4096 + 24;
+
+let dir: string;
+let path: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "brain-schema-"));
+  path = join(dir, "brain.db");
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the SQLite store's schema", () => {
+  it("opens a schema 1 file with every session's status as it was, and goes on from there", async () => {
+    const old = new Database(path);
+    old.exec(SCHEMA_1);
+    const insert = old.prepare("INSERT INTO sessions VALUES (?, 'acme', ?, ?, '2026-12-01T00:00:00.000Z')");
+    for (const [id, status] of [
+      ["ses_idle", "idle"],
+      ["ses_running", "running"],
+      ["ses_closed", "closed"],
+      ["ses_other", "idle"],
+    ])
+      insert.run(id, status, JSON.stringify(CONFIG));
+    old.close();
+
+    const store = new SqliteStore(path);
+    try {
+      expect((await store.getSession("ses_idle"))?.status).toBe("idle");
+      expect((await store.getSession("ses_closed"))?.status).toBe("closed");
+      expect((await store.sessionsWithStatus("running")).map((s) => s.id)).toEqual(["ses_running"]);
+      expect((await store.listSessions("acme", 10)).map((s) => [s.id, s.status])).toEqual([
+        ["ses_running", "running"],
+        ["ses_other", "idle"],
+        ["ses_idle", "idle"],
+        ["ses_closed", "closed"],
+      ]);
+      // the running session counts against the tenant's turns, and a closed one takes nothing
+      expect(await store.append("ses_idle", MESSAGE, { setStatus: "running", tenantTurnLimit: 1 })).toEqual({
+        ok: false,
+        status: "idle",
+        tenantFull: true,
+      });
+      expect(await store.append("ses_closed", MESSAGE, { expectStatus: ["idle"] })).toEqual({
+        ok: false,
+        status: "closed",
+      });
+      const started = await store.append("ses_idle", MESSAGE, {
+        expectStatus: ["idle"],
+        setStatus: "running",
+      });
+      expect(started.ok).toBe(true);
+      expect((await store.sessionsWithStatus("running")).map((s) => s.id).sort()).toEqual([
+        "ses_idle",
+        "ses_running",
+      ]);
+    } finally {
+      await store.close();
+    }
+    const reopened = new Database(path, { readonly: true });
+    try {
+      expect(reopened.pragma("user_version", { simple: true })).toBe(2);
+      const index = reopened
+        .prepare("SELECT sql FROM sqlite_master WHERE name = 'sessions_by_status'")
+        .get() as { sql: string };
+      // the index holds the running sessions under their new code
+      expect(index.sql).toContain("WHERE status = 'r'");
+      expect(
+        reopened
+          .prepare("SELECT COUNT(*) AS n FROM sessions INDEXED BY sessions_by_status WHERE status = 'r'")
+          .get(),
+      ).toEqual({ n: 2 });
+    } finally {
+      reopened.close();
+    }
+  });
+
+  it("writes a status change over the old one: a session with a large config costs no rewrite of it", async () => {
+    const store = new SqliteStore(path);
+    try {
+      const config = { ...CONFIG, system: "You are careful. ".repeat(1250) };
+      const created = { id: "ses_large", tenant_id: "acme", config, created_at: new Date().toISOString() };
+      await store.createSession(created, { type: "session.created", data: { config } });
+      const walBytes = () => statSync(`${path}-wal`).size;
+      const grewBy = async (run: () => Promise<unknown>) => {
+        const before = walBytes();
+        await run();
+        return walBytes() - before;
+      };
+      // the same events with and without a change of status: what the status adds is its own pages
+      const withChange = await grewBy(() => store.append("ses_large", MESSAGE, { setStatus: "running" }));
+      const without = await grewBy(() => store.append("ses_large", MESSAGE));
+      const backToIdle = await grewBy(() => store.append("ses_large", MESSAGE, { setStatus: "idle" }));
+      // the session's row and its status index: two pages, where the config's 20 KB are five more
+      expect(withChange - without).toBeLessThanOrEqual(2 * PAGE_FRAME);
+      expect(backToIdle - without).toBeLessThanOrEqual(2 * PAGE_FRAME);
+      expect((await store.getSession("ses_large"))?.config).toEqual(config);
+    } finally {
+      await store.close();
+    }
+  });
+});
