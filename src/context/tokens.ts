@@ -1,5 +1,6 @@
 import type { ConversationMessage, ToolSpec } from "../models/provider.js";
 import { resultParts } from "../models/result-parts.js";
+import { KeptCounts } from "./kept-counts.js";
 
 /** Counts the tokens of text for one provider family. */
 export interface TokenCounter {
@@ -82,18 +83,33 @@ export function messageTokens(counter: TokenCounter, message: ConversationMessag
   }
 }
 
+// texts this long are counted once and kept (kept-counts.ts): shorter ones cost less to count again
+const KEPT_FROM_CHARS = 1024;
+const keptCounts = new WeakMap<TokenCounter, KeptCounts>();
+
+/** The counter's count of `text`, kept across turns when the text is long. */
+function countKept(counter: TokenCounter, text: string): number {
+  if (text.length < KEPT_FROM_CHARS) return counter.text(text);
+  let kept = keptCounts.get(counter);
+  if (!kept) {
+    kept = new KeptCounts(256, 8 * 1024 * 1024);
+    keptCounts.set(counter, kept);
+  }
+  return kept.count(text, counter.text);
+}
+
 /** The tokens of what every request of a session carries besides its messages: the system prompt and the tools. */
 export function requestTokens(
   counter: TokenCounter,
   system: string | undefined,
   tools: readonly ToolSpec[],
 ): number {
-  let tokens = PER_MESSAGE + counter.text(system ?? "");
+  let tokens = PER_MESSAGE + countKept(counter, system ?? "");
   for (const tool of tools)
     tokens +=
       PER_CALL +
       counter.text(tool.name) +
-      counter.text(tool.description) +
-      counter.text(JSON.stringify(tool.input_schema));
+      countKept(counter, tool.description) +
+      countKept(counter, JSON.stringify(tool.input_schema));
   return tokens;
 }

@@ -101,3 +101,32 @@ describe("Brain's token counts against the fake providers' counts", () => {
     });
   });
 });
+
+describe("requestTokens", () => {
+  it("counts a long system prompt and tool schema once across turns, and short texts each time", () => {
+    const asked: string[] = [];
+    const counter: TokenCounter = {
+      family: "estimate",
+      text: (text) => {
+        asked.push(text);
+        return ESTIMATE.text(text);
+      },
+    };
+    const properties = Object.fromEntries(
+      Array.from({ length: 60 }, (_, i) => [`field_${i}`, { type: "string" }]),
+    );
+    // each turn reads the session's config anew: equal texts, never the same strings
+    const frame = () => ({
+      system: JSON.parse(JSON.stringify("Answer carefully. ".repeat(200))) as string,
+      tools: [{ name: "lookup", description: "Looks up.", input_schema: { type: "object", properties } }],
+    });
+    const first = frame();
+    const counted = requestTokens(counter, first.system, first.tools);
+    const askedFirst = asked.length;
+    const again = frame();
+    expect(requestTokens(counter, again.system, again.tools)).toBe(counted);
+    // only the tool's name and description, short, were counted again
+    expect(asked.slice(askedFirst)).toEqual(["lookup", "Looks up."]);
+    expect(requestTokens(counter, `${again.system} And briefly.`, again.tools)).toBeGreaterThan(counted);
+  });
+});
