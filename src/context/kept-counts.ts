@@ -1,7 +1,7 @@
 /**
  * Token counts of long texts, kept by their content: every request of a session carries the same
- * system prompt and tool schemas, and a turn counted them again at its start (41 µs for a 20 KB
- * prompt estimated, 356 µs with OpenAI's tokenizer; BENCHMARKS.md). The least recently used go
+ * system prompt and tool schemas, and a turn counted them again at its start (35 µs for a 20 KB
+ * prompt estimated, 309 µs with OpenAI's tokenizer; BENCHMARKS.md). The least recently used go
  * first, past `entries` texts or `chars` characters in all.
  */
 export class KeptCounts {

@@ -92,10 +92,10 @@ function countKept(counter: TokenCounter, text: string): number {
   if (text.length < KEPT_FROM_CHARS) return counter.text(text);
   let kept = keptCounts.get(counter);
   if (!kept) {
-    kept = new KeptCounts(256, 8 * 1024 * 1024);
+    kept = new KeptCounts(256, 4 * 1024 * 1024);
     keptCounts.set(counter, kept);
   }
-  return kept.count(text, counter.text);
+  return kept.count(text, (long) => counter.text(long));
 }
 
 /** The tokens of what every request of a session carries besides its messages: the system prompt and the tools. */

@@ -196,22 +196,21 @@ export class SqliteStore implements Store {
     this.#appendTx = db.transaction(
       (sessionId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult => {
         const row = this.#statements.sessionStatus.get(sessionId);
-        const state = row && { status: statusOf(row.status), tenant_id: row.tenant_id };
-        if (!state || (options.expectStatus && !options.expectStatus.includes(state.status))) {
-          return { ok: false, status: state?.status };
-        }
+        if (!row) return { ok: false, status: undefined };
+        const status = statusOf(row.status);
+        if (options.expectStatus && !options.expectStatus.includes(status)) return { ok: false, status };
         // one connection, one transaction at a time: the count cannot change before the commit
         if (
           options.tenantTurnLimit !== undefined &&
-          (this.#statements.countRunning.get(state.tenant_id) as { n: number }).n >= options.tenantTurnLimit
+          (this.#statements.countRunning.get(row.tenant_id) as { n: number }).n >= options.tenantTurnLimit
         ) {
-          return { ok: false, status: state.status, tenantFull: true };
+          return { ok: false, status, tenantFull: true };
         }
         const at = new Date().toISOString();
         const stored: StoredEvent[] = [];
         let seq = (this.#statements.lastSeq.get(sessionId) as { seq: number }).seq;
         if (options.expectLastSeq !== undefined && seq !== options.expectLastSeq) {
-          return { ok: false, status: state.status, moved: true };
+          return { ok: false, status, moved: true };
         }
         for (const event of events) {
           seq += 1;
@@ -219,7 +218,7 @@ export class SqliteStore implements Store {
           stored.push({ seq, ...event, at });
         }
         // the session row is written only when its status changes, so most commits touch one page
-        if (options.setStatus && options.setStatus !== state.status) {
+        if (options.setStatus && options.setStatus !== status) {
           this.#statements.setStatus.run(STATUS_CODES[options.setStatus], sessionId);
         }
         return { ok: true, events: stored };
