@@ -28,8 +28,10 @@ export async function callApi<T>(
   return JSON.parse(text) as T;
 }
 
-export const createSession = (dispatcher: Dispatcher, brain: { url: string; key: string }) =>
-  callApi<{ id: string }>(dispatcher, brain, "POST", "/sessions", { config: { tools: ["echo"] } });
+export const createSession = (dispatcher: Dispatcher, brain: { url: string; key: string }, system?: string) =>
+  callApi<{ id: string }>(dispatcher, brain, "POST", "/sessions", {
+    config: { tools: ["echo"], ...(system !== undefined && { system }) },
+  });
 
 export const sendMessage = (dispatcher: Dispatcher, brain: { url: string; key: string }, id: string) =>
   callApi<{ seq: number }>(dispatcher, brain, "POST", `/sessions/${id}/messages`, { content: "go" });

@@ -11,6 +11,8 @@ export interface BenchOptions {
   durationSeconds: number;
   /** Throughput and PostgreSQL: echo calls in each turn. */
   callsPerTurn: number;
+  /** Throughput: the length of each session's system prompt, in characters; 0 for none. */
+  systemChars: number;
   /** Fan-out: SSE clients on one session, and the messages whose events they time. */
   clients: number;
   messages: number;
@@ -39,6 +41,7 @@ const NUMBERS = {
   sessions: { flag: "sessions", fallback: 1000, min: 1 },
   durationSeconds: { flag: "duration", fallback: 20, min: 1 },
   callsPerTurn: { flag: "calls-per-turn", fallback: 10, min: 1 },
+  systemChars: { flag: "system-chars", fallback: 0, min: 0 },
   clients: { flag: "clients", fallback: 1000, min: 1 },
   messages: { flag: "messages", fallback: 100, min: 10 },
   idleSessions: { flag: "idle-sessions", fallback: 10_000, min: 100 },
@@ -58,6 +61,8 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   --duration SECONDS     throughput: how long they run (default 20)
   --calls-per-turn N     throughput, postgres: echo calls in each turn (default 10; an agent's
                          turns often make one or two, and a turn costs more than a call)
+  --system-chars N       throughput: each session's system prompt, N characters of prose (default
+                         none; an agent's prompt often runs 5,000 to 30,000)
   --clients N            fan-out: SSE clients on one session (default 1000)
   --messages N           fan-out: messages whose events are timed (default 100)
   --idle-sessions N      memory: idle sessions held (default 10000)
@@ -78,7 +83,7 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   -h, --help             this text
 
 Each numeric option can also come from the environment: BENCH_CALLS, BENCH_SESSIONS,
-BENCH_SETS, BENCH_DURATION, BENCH_CALLS_PER_TURN, BENCH_CLIENTS, BENCH_MESSAGES,
+BENCH_SETS, BENCH_DURATION, BENCH_CALLS_PER_TURN, BENCH_SYSTEM_CHARS, BENCH_CLIENTS, BENCH_MESSAGES,
 BENCH_IDLE_SESSIONS, and BENCH_BRAIN_NODE_OPTIONS.`;
 
 export type ParsedOptions =
@@ -134,6 +139,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       sessions: numbers.sessions as number,
       durationSeconds: numbers.durationSeconds as number,
       callsPerTurn: numbers.callsPerTurn as number,
+      systemChars: numbers.systemChars as number,
       clients: numbers.clients as number,
       messages: numbers.messages as number,
       idleSessions: numbers.idleSessions as number,

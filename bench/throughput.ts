@@ -24,6 +24,13 @@ export function throughputScript(callsPerTurn: number): ScriptedStep[] {
   return Array.from({ length: Math.floor(SCRIPT_STEPS / turn.length) }, () => turn).flat();
 }
 
+/** A system prompt of `chars` characters of prose, as an agent's runs. */
+function systemPrompt(chars: number): string {
+  const sentence =
+    "Answer the user's questions about their account carefully, and never reveal another's data. ";
+  return sentence.repeat(Math.ceil(chars / sentence.length)).slice(0, chars);
+}
+
 export interface TurnsMeasured {
   calls: number;
   elapsed: number;
@@ -41,7 +48,14 @@ export interface TurnsMeasured {
 export async function measureTurns<T>(
   context: BenchContext,
   brains: readonly BenchBrain[],
-  setup: { count: number; warmupMs: number; durationMs: number; during?: () => () => T },
+  setup: {
+    count: number;
+    warmupMs: number;
+    durationMs: number;
+    /** Each session's system prompt. */
+    system?: string;
+    during?: () => () => T;
+  },
 ): Promise<TurnsMeasured & { during: T | undefined }> {
   const agent = new Agent({ connections: null });
   const stop = new AbortController();
@@ -51,7 +65,7 @@ export async function measureTurns<T>(
     context.log(`opening ${setup.count} sessions and their event streams on ${brains.length} Brain(s)`);
     const brainOf = (i: number) => brains[i % brains.length] as BenchBrain;
     const ids = await inBatches(setup.count, 50, (i) =>
-      createSession(agent, brainOf(i)).then((session) => session.id),
+      createSession(agent, brainOf(i), setup.system).then((session) => session.id),
     );
     const state = new Map(ids.map((id) => [id, { callAt: 0, ended: () => {} }]));
     let counting = false;
@@ -143,7 +157,8 @@ export async function measureTurns<T>(
  * the raw limit: as many undici POSTs in flight to the same echo service for the same time.
  */
 export const run: Benchmark = async (context) => {
-  const { sessions: count, durationSeconds, callsPerTurn } = context.options;
+  const { sessions: count, durationSeconds, callsPerTurn, systemChars } = context.options;
+  const system = systemChars > 0 ? systemPrompt(systemChars) : undefined;
   const warmupMs = Math.min(3000, durationSeconds * 200);
   const token = randomBytes(24).toString("base64url");
   const echo = await startEchoService(context.root, token);
@@ -161,6 +176,7 @@ export const run: Benchmark = async (context) => {
         count,
         warmupMs,
         durationMs: durationSeconds * 1000,
+        ...(system !== undefined && { system }),
         during: () => {
           const before = cpuSnapshot(brain.process, echo);
           const started = nowMs();
@@ -183,7 +199,12 @@ export const run: Benchmark = async (context) => {
     return {
       id: "throughput",
       title: "Throughput (concurrent sessions, turns of echo calls, SQLite store)",
-      params: { sessions: count, duration_s: durationSeconds, calls_per_turn: callsPerTurn },
+      params: {
+        sessions: count,
+        duration_s: durationSeconds,
+        calls_per_turn: callsPerTurn,
+        ...(systemChars > 0 && { system_chars: systemChars }),
+      },
       figures: [
         {
           name: "tool calls per second",

@@ -34,6 +34,7 @@ describe("bench options", () => {
         sets: 1,
         sessions: 1000,
         callsPerTurn: 10,
+        systemChars: 0,
         clients: 1000,
         idleSessions: 10_000,
         out: "bench/results.json",
@@ -47,10 +48,18 @@ describe("bench options", () => {
       BENCH_CLIENTS: "10",
       BENCH_SETS: "5",
       BENCH_CALLS_PER_TURN: "1",
+      BENCH_SYSTEM_CHARS: "20000",
     });
     expect(parsed).toMatchObject({
       ok: true,
-      options: { durationSeconds: 5, clients: 10, sets: 3, callsPerTurn: 1, only: ["overhead", "fanout"] },
+      options: {
+        durationSeconds: 5,
+        clients: 10,
+        sets: 3,
+        callsPerTurn: 1,
+        systemChars: 20_000,
+        only: ["overhead", "fanout"],
+      },
     });
   });
 
