@@ -29,11 +29,14 @@ CREATE TABLE IF NOT EXISTS sessions (
   id TEXT PRIMARY KEY,
   tenant_id TEXT NOT NULL,
   status TEXT NOT NULL,
-  config TEXT NOT NULL,
   created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_by_tenant ON sessions (tenant_id, id);
-CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status) WHERE status = 'r';
+CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status) WHERE status = 'running';
+CREATE TABLE IF NOT EXISTS session_configs (
+  session_id TEXT PRIMARY KEY,
+  config TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS events (
   session_id TEXT NOT NULL,
   seq INTEGER NOT NULL,
@@ -54,36 +57,21 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
 CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (created_at);
 `;
 
-/** Schema 1 kept each status by its name: to schema 2's one-letter codes (STATUS_CODES). */
+/**
+ * Schema 1 kept a session's config in its row. A status change rewrites the row, and SQLite reads
+ * the whole of a row to write it: a large config (a system prompt, a script) was read from its
+ * overflow pages at every turn's start and end, and written again (36 KiB of WAL a change for a
+ * 20 KB system prompt; BENCHMARKS.md). Schema 2 keeps configs in a table of their own.
+ */
 const FROM_SCHEMA_1 = `
-UPDATE sessions SET status = CASE status WHEN 'idle' THEN 'i' WHEN 'running' THEN 'r' WHEN 'closed' THEN 'c' END;
-DROP INDEX IF EXISTS sessions_by_status;
+CREATE TABLE session_configs (session_id TEXT PRIMARY KEY, config TEXT NOT NULL);
+INSERT INTO session_configs (session_id, config) SELECT id, config FROM sessions;
+ALTER TABLE sessions DROP COLUMN config;
 `;
 
-/**
- * A session's status as its row holds it: one letter each, so a row keeps its size when its status
- * changes and SQLite writes the new status over the old. A row whose size changes is written anew,
- * the overflow pages of a large config included: a turn's start and its end each wrote 36 KiB of WAL
- * for a session with a 20 KB system prompt, where the row's page and the index's are 8 KiB
- * (BENCHMARKS.md).
- */
-const STATUS_CODES: Record<SessionStatus, string> = { idle: "i", running: "r", closed: "c" };
-const STATUSES = new Map(
-  Object.entries(STATUS_CODES).map(([status, code]) => [code, status as SessionStatus]),
-);
-
-/** A session's row as SQLite holds it: its status as a code. */
-type CodedSessionRow = Omit<SessionRow, "status"> & { status: string };
-
-function statusOf(code: string): SessionStatus {
-  const status = STATUSES.get(code);
-  if (!status) throw new Error(`a session row holds an unknown status code "${code}"`);
-  return status;
-}
-
-function sessionOf(row: CodedSessionRow): SessionRecord {
-  return toSession({ ...row, status: statusOf(row.status) });
-}
+/** A session's row with its config. */
+const SESSION_COLUMNS =
+  "SELECT s.id, s.tenant_id, s.status, c.config, s.created_at FROM sessions s JOIN session_configs c ON c.session_id = s.id";
 
 export class StoreInUseError extends Error {
   constructor(readonly path: string) {
@@ -147,22 +135,19 @@ export class SqliteStore implements Store {
     const db = this.#db;
     this.#statements = {
       insertSession: db.prepare(
-        "INSERT INTO sessions (id, tenant_id, status, config, created_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO sessions (id, tenant_id, status, created_at) VALUES (?, ?, ?, ?)",
       ),
-      getSession: db.prepare<[string], CodedSessionRow>(
-        "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE id = ?",
+      insertConfig: db.prepare("INSERT INTO session_configs (session_id, config) VALUES (?, ?)"),
+      getSession: db.prepare<[string], SessionRow>(`${SESSION_COLUMNS} WHERE s.id = ?`),
+      listSessions: db.prepare<[string, number], SessionRow>(
+        `${SESSION_COLUMNS} WHERE s.tenant_id = ? ORDER BY s.id DESC LIMIT ?`,
       ),
-      listSessions: db.prepare<[string, number], CodedSessionRow>(
-        "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE tenant_id = ? ORDER BY id DESC LIMIT ?",
+      listSessionsBefore: db.prepare<[string, string, number], SessionRow>(
+        `${SESSION_COLUMNS} WHERE s.tenant_id = ? AND s.id < ? ORDER BY s.id DESC LIMIT ?`,
       ),
-      listSessionsBefore: db.prepare<[string, string, number], CodedSessionRow>(
-        "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-      ),
-      sessionsWithStatus: db.prepare<[string], CodedSessionRow>(
-        "SELECT id, tenant_id, status, config, created_at FROM sessions WHERE status = ?",
-      ),
+      sessionsWithStatus: db.prepare<[string], SessionRow>(`${SESSION_COLUMNS} WHERE s.status = ?`),
       countRunning: db.prepare<[string], { n: number }>(
-        "SELECT COUNT(*) AS n FROM sessions WHERE status = 'r' AND tenant_id = ?",
+        "SELECT COUNT(*) AS n FROM sessions WHERE status = 'running' AND tenant_id = ?",
       ),
       dropStaleKey: db.prepare<[string, string, number, number]>(
         "DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND (created_at < ? OR (status IS NULL AND created_at < ?))",
@@ -180,7 +165,7 @@ export class SqliteStore implements Store {
       releaseKey: db.prepare<[string, string]>(
         "DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND status IS NULL",
       ),
-      sessionStatus: db.prepare<[string], { status: string; tenant_id: string }>(
+      sessionStatus: db.prepare<[string], { status: SessionStatus; tenant_id: string }>(
         "SELECT status, tenant_id FROM sessions WHERE id = ?",
       ),
       // the events table is clustered on (session_id, seq): this is one descent of the primary key
@@ -195,22 +180,22 @@ export class SqliteStore implements Store {
     };
     this.#appendTx = db.transaction(
       (sessionId: string, events: readonly NewEvent[], options: AppendOptions): AppendResult => {
-        const row = this.#statements.sessionStatus.get(sessionId);
-        if (!row) return { ok: false, status: undefined };
-        const status = statusOf(row.status);
-        if (options.expectStatus && !options.expectStatus.includes(status)) return { ok: false, status };
+        const state = this.#statements.sessionStatus.get(sessionId);
+        if (!state || (options.expectStatus && !options.expectStatus.includes(state.status))) {
+          return { ok: false, status: state?.status };
+        }
         // one connection, one transaction at a time: the count cannot change before the commit
         if (
           options.tenantTurnLimit !== undefined &&
-          (this.#statements.countRunning.get(row.tenant_id) as { n: number }).n >= options.tenantTurnLimit
+          (this.#statements.countRunning.get(state.tenant_id) as { n: number }).n >= options.tenantTurnLimit
         ) {
-          return { ok: false, status, tenantFull: true };
+          return { ok: false, status: state.status, tenantFull: true };
         }
         const at = new Date().toISOString();
         const stored: StoredEvent[] = [];
         let seq = (this.#statements.lastSeq.get(sessionId) as { seq: number }).seq;
         if (options.expectLastSeq !== undefined && seq !== options.expectLastSeq) {
-          return { ok: false, status, moved: true };
+          return { ok: false, status: state.status, moved: true };
         }
         for (const event of events) {
           seq += 1;
@@ -218,8 +203,8 @@ export class SqliteStore implements Store {
           stored.push({ seq, ...event, at });
         }
         // the session row is written only when its status changes, so most commits touch one page
-        if (options.setStatus && options.setStatus !== status) {
-          this.#statements.setStatus.run(STATUS_CODES[options.setStatus], sessionId);
+        if (options.setStatus && options.setStatus !== state.status) {
+          this.#statements.setStatus.run(options.setStatus, sessionId);
         }
         return { ok: true, events: stored };
       },
@@ -243,13 +228,8 @@ export class SqliteStore implements Store {
     first: NewEvent,
   ): Promise<{ session: SessionRecord; event: StoredEvent }> {
     const create = this.#db.transaction(() => {
-      this.#statements.insertSession.run(
-        session.id,
-        session.tenant_id,
-        STATUS_CODES.idle,
-        JSON.stringify(session.config),
-        session.created_at,
-      );
+      this.#statements.insertSession.run(session.id, session.tenant_id, "idle", session.created_at);
+      this.#statements.insertConfig.run(session.id, JSON.stringify(session.config));
       return this.#appendTx(session.id, [first], {});
     });
     const result = create();
@@ -259,7 +239,7 @@ export class SqliteStore implements Store {
 
   async getSession(id: string): Promise<SessionRecord | undefined> {
     const row = this.#statements.getSession.get(id);
-    return row && sessionOf(row);
+    return row && toSession(row);
   }
 
   async listSessions(
@@ -275,7 +255,7 @@ export class SqliteStore implements Store {
     const sessions: SessionRecord[] = [];
     let bytes = 0;
     for (const row of rows) {
-      sessions.push(sessionOf(row));
+      sessions.push(toSession(row));
       bytes += row.config.length;
       // ends the iteration, which resets the statement
       if (bytes >= maxBytes) break;
@@ -316,7 +296,7 @@ export class SqliteStore implements Store {
   }
 
   async sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]> {
-    return this.#statements.sessionsWithStatus.all(STATUS_CODES[status]).map(sessionOf);
+    return this.#statements.sessionsWithStatus.all(status).map(toSession);
   }
 
   async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyRecord | undefined> {
