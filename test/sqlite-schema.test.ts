@@ -30,7 +30,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the SQLite store's schema", () => {
-  it("opens a schema 1 file with every session's status as it was, and goes on from there", async () => {
+  it("opens a schema 1 file with every session as it was, its config moved to a table of its own", async () => {
     const old = new Database(path);
     old.exec(SCHEMA_1);
     const insert = old.prepare("INSERT INTO sessions VALUES (?, 'acme', ?, ?, '2026-12-01T00:00:00.000Z')");
