@@ -69,8 +69,8 @@ INSERT INTO session_configs (session_id, config) SELECT id, config FROM sessions
 ALTER TABLE sessions DROP COLUMN config;
 `;
 
-/** A session's row with its config. */
-const SESSION_COLUMNS =
+/** Sessions, each with its config: the statements below add which. */
+const SELECT_SESSIONS =
   "SELECT s.id, s.tenant_id, s.status, c.config, s.created_at FROM sessions s JOIN session_configs c ON c.session_id = s.id";
 
 export class StoreInUseError extends Error {
@@ -138,14 +138,14 @@ export class SqliteStore implements Store {
         "INSERT INTO sessions (id, tenant_id, status, created_at) VALUES (?, ?, ?, ?)",
       ),
       insertConfig: db.prepare("INSERT INTO session_configs (session_id, config) VALUES (?, ?)"),
-      getSession: db.prepare<[string], SessionRow>(`${SESSION_COLUMNS} WHERE s.id = ?`),
+      getSession: db.prepare<[string], SessionRow>(`${SELECT_SESSIONS} WHERE s.id = ?`),
       listSessions: db.prepare<[string, number], SessionRow>(
-        `${SESSION_COLUMNS} WHERE s.tenant_id = ? ORDER BY s.id DESC LIMIT ?`,
+        `${SELECT_SESSIONS} WHERE s.tenant_id = ? ORDER BY s.id DESC LIMIT ?`,
       ),
       listSessionsBefore: db.prepare<[string, string, number], SessionRow>(
-        `${SESSION_COLUMNS} WHERE s.tenant_id = ? AND s.id < ? ORDER BY s.id DESC LIMIT ?`,
+        `${SELECT_SESSIONS} WHERE s.tenant_id = ? AND s.id < ? ORDER BY s.id DESC LIMIT ?`,
       ),
-      sessionsWithStatus: db.prepare<[string], SessionRow>(`${SESSION_COLUMNS} WHERE s.status = ?`),
+      sessionsWithStatus: db.prepare<[string], SessionRow>(`${SELECT_SESSIONS} WHERE s.status = ?`),
       countRunning: db.prepare<[string], { n: number }>(
         "SELECT COUNT(*) AS n FROM sessions WHERE status = 'running' AND tenant_id = ?",
       ),
