@@ -14,6 +14,15 @@ CREATE INDEX sessions_by_status ON sessions (status) WHERE status = 'running';
 CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, at TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
 PRAGMA user_version = 1;
 `;
+// what schema 2 made of them: the config apart, every event's JSON in its row
+const SCHEMA_2 = `
+CREATE TABLE sessions (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX sessions_by_tenant ON sessions (tenant_id, id);
+CREATE INDEX sessions_by_status ON sessions (status) WHERE status = 'running';
+CREATE TABLE session_configs (session_id TEXT PRIMARY KEY, config TEXT NOT NULL);
+CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, at TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+PRAGMA user_version = 2;
+`;
 const CONFIG = { model: "default", tools: [], max_steps: 8, metadata: {} };
 const MESSAGE: NewEvent[] = [
   { type: "message.user", data: { content: "go" } },
@@ -84,7 +93,7 @@ describe("the SQLite store's schema", () => {
     }
     const reopened = new Database(path, { readonly: true });
     try {
-      expect(reopened.pragma("user_version", { simple: true })).toBe(2);
+      expect(reopened.pragma("user_version", { simple: true })).toBe(3);
       // the configs moved to a table of their own, and the sessions' rows hold none
       const columns = reopened.prepare("SELECT name FROM pragma_table_info('sessions')").all();
       expect(columns.map((column) => (column as { name: string }).name)).toEqual([
@@ -128,6 +137,59 @@ describe("the SQLite store's schema", () => {
       expect((await store.getSession("ses_large"))?.config).toEqual(config);
     } finally {
       await store.close();
+    }
+  });
+
+  it("opens a schema 2 file with every event as it was, and keeps a long event's JSON out of its row", async () => {
+    const long = { content: "long ".repeat(1000) };
+    const old = new Database(path);
+    old.exec(SCHEMA_2);
+    old.prepare("INSERT INTO sessions VALUES ('ses_old', 'acme', 'idle', '2026-12-01T00:00:00.000Z')").run();
+    old.prepare("INSERT INTO session_configs VALUES ('ses_old', ?)").run(JSON.stringify(CONFIG));
+    const insert = old.prepare(
+      "INSERT INTO events VALUES ('ses_old', ?, 'message.user', '2026-12-01T00:00:00.000Z', ?)",
+    );
+    insert.run(1, JSON.stringify({ content: "short" }));
+    insert.run(2, JSON.stringify(long));
+    old.close();
+
+    const store = new SqliteStore(path);
+    try {
+      const appended = await store.append("ses_old", [
+        { type: "message.user", data: long },
+        { type: "message.user", data: { content: "short again" } },
+      ]);
+      expect(appended.ok && appended.events.map((event) => event.seq)).toEqual([3, 4]);
+      expect((await store.readEvents("ses_old", 0, 10)).map((event) => event.data)).toEqual([
+        { content: "short" },
+        long,
+        long,
+        { content: "short again" },
+      ]);
+      // a page bounded by bytes counts a long event's JSON wherever it is kept
+      expect((await store.readEvents("ses_old", 2, 10, 100)).map((event) => event.seq)).toEqual([3]);
+    } finally {
+      await store.close();
+    }
+    const reopened = new Database(path, { readonly: true });
+    try {
+      expect(reopened.pragma("user_version", { simple: true })).toBe(3);
+      // the row written before stays as it was; the one written since keeps its JSON apart
+      const rows = reopened
+        .prepare("SELECT seq, length(data) AS chars, body IS NOT NULL AS apart FROM events ORDER BY seq")
+        .all();
+      const json = JSON.stringify(long).length;
+      expect(rows).toEqual([
+        { seq: 1, chars: 19, apart: 0 },
+        { seq: 2, chars: json, apart: 0 },
+        { seq: 3, chars: 0, apart: 1 },
+        { seq: 4, chars: 25, apart: 0 },
+      ]);
+      expect(reopened.prepare("SELECT length(data) AS chars FROM event_bodies").all()).toEqual([
+        { chars: json },
+      ]);
+    } finally {
+      reopened.close();
     }
   });
 });

@@ -22,7 +22,17 @@ import type {
   Store,
 } from "./store.js";
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
+
+/**
+ * An event whose JSON is longer than this is kept in `event_bodies`, its row in `events` left
+ * small. The events table is clustered on (session_id, seq), so a row is a key of its B-tree:
+ * a large one (a session.created holding a long system prompt, a long tool result) made every
+ * later append of its session that split or balanced its pages move it again, 2× a turn's
+ * appends for a 20 KB prompt (BENCHMARKS.md). SQLite keeps up to about 1,000 bytes of a row in
+ * its page at the default 4 KiB page size.
+ */
+const INLINE_EVENT_CHARS = 1024;
 
 const MIGRATION = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -43,8 +53,13 @@ CREATE TABLE IF NOT EXISTS events (
   type TEXT NOT NULL,
   at TEXT NOT NULL,
   data TEXT NOT NULL,
+  body INTEGER,
   PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS event_bodies (
+  id INTEGER PRIMARY KEY,
+  data TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS idempotency_keys (
   tenant_id TEXT NOT NULL,
   key TEXT NOT NULL,
@@ -68,6 +83,12 @@ CREATE TABLE session_configs (session_id TEXT PRIMARY KEY, config TEXT NOT NULL)
 INSERT INTO session_configs (session_id, config) SELECT id, config FROM sessions;
 ALTER TABLE sessions DROP COLUMN config;
 `;
+
+/**
+ * Schema 2 kept every event's JSON in its row. Rows written before stay as they are: moving the
+ * large ones would rewrite a whole log as Brain starts, and they read the same either way.
+ */
+const FROM_SCHEMA_2 = "ALTER TABLE events ADD COLUMN body INTEGER;";
 
 /** Sessions, each with its config: the statements below add which. */
 const SELECT_SESSIONS =
@@ -128,6 +149,7 @@ export class SqliteStore implements Store {
     }
     this.#db.transaction(() => {
       if (version === 1) this.#db.exec(FROM_SCHEMA_1);
+      if (version === 1 || version === 2) this.#db.exec(FROM_SCHEMA_2);
       this.#db.exec(MIGRATION);
       this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
@@ -174,8 +196,15 @@ export class SqliteStore implements Store {
       ),
       setStatus: db.prepare("UPDATE sessions SET status = ? WHERE id = ?"),
       insertEvent: db.prepare("INSERT INTO events (session_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)"),
+      insertBody: db.prepare<[string]>("INSERT INTO event_bodies (data) VALUES (?)"),
+      insertEventWithBody: db.prepare<[string, number, string, string, number | bigint]>(
+        "INSERT INTO events (session_id, seq, type, at, data, body) VALUES (?, ?, ?, ?, '', ?)",
+      ),
+      // a body is looked up only for the rows that have one
       readEvents: db.prepare<[string, number, number], EventRow>(
-        "SELECT seq, type, at, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        `SELECT e.seq, e.type, e.at,
+           CASE WHEN e.body IS NULL THEN e.data ELSE (SELECT b.data FROM event_bodies b WHERE b.id = e.body) END AS data
+         FROM events e WHERE e.session_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`,
       ),
     };
     this.#appendTx = db.transaction(
@@ -199,7 +228,13 @@ export class SqliteStore implements Store {
         }
         for (const event of events) {
           seq += 1;
-          this.#statements.insertEvent.run(sessionId, seq, event.type, at, storedJson(event.data));
+          const json = storedJson(event.data);
+          if (json.length <= INLINE_EVENT_CHARS) {
+            this.#statements.insertEvent.run(sessionId, seq, event.type, at, json);
+          } else {
+            const body = this.#statements.insertBody.run(json).lastInsertRowid;
+            this.#statements.insertEventWithBody.run(sessionId, seq, event.type, at, body);
+          }
           stored.push({ seq, ...event, at });
         }
         // the session row is written only when its status changes, so most commits touch one page

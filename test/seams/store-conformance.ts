@@ -293,17 +293,21 @@ export function describeStoreConformance(name: string, makeHarness: () => StoreH
 
     it("keeps every committed event and status across a restart", async () => {
       const { session } = await newSession(store);
-      await store.append(session.id, [message(1), message(2)], { setStatus: "running" });
+      // a long event between short ones: a store may keep the long ones apart, never out of order
+      const long: NewEvent = { type: "message.user", data: { content: "long ".repeat(2000) } };
+      await store.append(session.id, [message(1), long, message(2)], { setStatus: "running" });
       store = await harness.reopen(store);
-      assertGapless(await store.readEvents(session.id, 0, 100));
-      expect(await store.lastSeq(session.id)).toBe(3);
+      const kept = await store.readEvents(session.id, 0, 100);
+      assertGapless(kept);
+      expect(kept.slice(1).map((event) => event.data)).toEqual([message(1).data, long.data, message(2).data]);
+      expect(await store.lastSeq(session.id)).toBe(4);
       expect((await store.getSession(session.id))?.status).toBe("running");
       expect((await store.sessionsWithStatus("running")).map((found) => found.id)).toContain(session.id);
       const next = await store.append(session.id, [message(3)], {
         expectStatus: ["running"],
         setStatus: "idle",
       });
-      expect(next.ok && next.events.map((event) => event.seq)).toEqual([4]);
+      expect(next.ok && next.events.map((event) => event.seq)).toEqual([5]);
     });
   });
 }
