@@ -32,8 +32,14 @@ function echoBinding(root: string, echoUrl: string) {
  */
 export const FLOOR_ENTRY = "dist/bench/floor-server.js";
 
-/** A step of the scripted model that makes one echo call. */
-export const ECHO_STEP: ScriptedStep = { tool_calls: [{ name: "echo", arguments: { text: "hello" } }] };
+/** What the benchmarks' echo calls send, unless told to send more. */
+export const CALL_TEXT = "hello";
+
+/** A step of the scripted model that makes one echo call of `text`. */
+export const echoStep = (text: string): ScriptedStep => ({
+  tool_calls: [{ name: "echo", arguments: { text } }],
+});
+export const ECHO_STEP = echoStep(CALL_TEXT);
 
 /**
  * Brain as an operator runs it: the built `brain` command in its own process, on a fresh SQLite

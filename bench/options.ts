@@ -13,6 +13,8 @@ export interface BenchOptions {
   callsPerTurn: number;
   /** Throughput: the length of each session's system prompt, in characters; 0 for none. */
   systemChars: number;
+  /** Throughput: the length of each echo call's text, in characters; 0 for the default "hello". */
+  payloadChars: number;
   /** Fan-out: SSE clients on one session, and the messages whose events they time. */
   clients: number;
   messages: number;
@@ -42,6 +44,8 @@ const NUMBERS = {
   durationSeconds: { flag: "duration", fallback: 20, min: 1 },
   callsPerTurn: { flag: "calls-per-turn", fallback: 10, min: 1 },
   systemChars: { flag: "system-chars", fallback: 0, min: 0 },
+  // the example echo tool takes texts of up to 4,096 characters
+  payloadChars: { flag: "payload-chars", fallback: 0, min: 0, max: 4096 },
   clients: { flag: "clients", fallback: 1000, min: 1 },
   messages: { flag: "messages", fallback: 100, min: 10 },
   idleSessions: { flag: "idle-sessions", fallback: 10_000, min: 100 },
@@ -63,6 +67,9 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
                          turns often make one or two, and a turn costs more than a call)
   --system-chars N       throughput: each session's system prompt, N characters of prose (default
                          none; an agent's prompt often runs 5,000 to 30,000)
+  --payload-chars N      throughput: each echo call's text, N characters up to 4096 (default
+                         "hello"): the call, its result and their events carry it, as a tool
+                         reading files does; the raw POSTs send the same
   --clients N            fan-out: SSE clients on one session (default 1000)
   --messages N           fan-out: messages whose events are timed (default 100)
   --idle-sessions N      memory: idle sessions held (default 10000)
@@ -83,8 +90,8 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   -h, --help             this text
 
 Each numeric option can also come from the environment: BENCH_CALLS, BENCH_SESSIONS,
-BENCH_SETS, BENCH_DURATION, BENCH_CALLS_PER_TURN, BENCH_SYSTEM_CHARS, BENCH_CLIENTS, BENCH_MESSAGES,
-BENCH_IDLE_SESSIONS, and BENCH_BRAIN_NODE_OPTIONS.`;
+BENCH_SETS, BENCH_DURATION, BENCH_CALLS_PER_TURN, BENCH_SYSTEM_CHARS, BENCH_PAYLOAD_CHARS,
+BENCH_CLIENTS, BENCH_MESSAGES, BENCH_IDLE_SESSIONS, and BENCH_BRAIN_NODE_OPTIONS.`;
 
 export type ParsedOptions =
   | { ok: true; options: BenchOptions }
@@ -113,12 +120,15 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
   }
   if (values.help) return { ok: false, help: true };
   const numbers: Partial<Record<keyof typeof NUMBERS, number>> = {};
-  for (const [key, { flag, fallback, min }] of Object.entries(NUMBERS)) {
+  for (const [key, bounds] of Object.entries(NUMBERS)) {
+    const { flag, fallback, min } = bounds;
+    const max = "max" in bounds ? bounds.max : Number.POSITIVE_INFINITY;
     const envName = `BENCH_${flag.toUpperCase().replace(/-/g, "_")}`;
     const raw = (values[flag] as string | undefined) ?? env[envName];
     const value = raw === undefined ? fallback : Number(raw);
-    if (!Number.isInteger(value) || value < min) {
-      return { ok: false, help: false, problem: `--${flag} (${envName}): must be an integer ≥ ${min}` };
+    if (!Number.isInteger(value) || value < min || value > max) {
+      const range = max === Number.POSITIVE_INFINITY ? `≥ ${min}` : `from ${min} to ${max}`;
+      return { ok: false, help: false, problem: `--${flag} (${envName}): must be an integer ${range}` };
     }
     numbers[key as keyof typeof NUMBERS] = value;
   }
@@ -140,6 +150,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       durationSeconds: numbers.durationSeconds as number,
       callsPerTurn: numbers.callsPerTurn as number,
       systemChars: numbers.systemChars as number,
+      payloadChars: numbers.payloadChars as number,
       clients: numbers.clients as number,
       messages: numbers.messages as number,
       idleSessions: numbers.idleSessions as number,

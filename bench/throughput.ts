@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, Pool } from "undici";
 import type { ScriptedStep } from "../protocol/script.js";
 import { createSession, sendMessage } from "./api.js";
-import { type BenchBrain, ECHO_STEP, FLOOR_ENTRY, startBrainProcess } from "./brain-process.js";
+import { type BenchBrain, CALL_TEXT, echoStep, FLOOR_ENTRY, startBrainProcess } from "./brain-process.js";
 import { type ArrivedEvent, watchEvents } from "./event-stream.js";
 import { startEchoService } from "./processes.js";
 import { type BenchContext, type Benchmark, versus } from "./section.js";
@@ -17,15 +17,15 @@ const MIB = 2 ** 20;
 
 /**
  * The scripted model's script for the throughput runs: a message starts a turn of `callsPerTurn`
- * echo calls, one a step, over and over.
+ * echo calls of `text`, one a step, over and over.
  */
-export function throughputScript(callsPerTurn: number): ScriptedStep[] {
-  const turn: ScriptedStep[] = [...Array(callsPerTurn).fill(ECHO_STEP), { text: "done" }];
+export function throughputScript(callsPerTurn: number, text = CALL_TEXT): ScriptedStep[] {
+  const turn: ScriptedStep[] = [...Array(callsPerTurn).fill(echoStep(text)), { text: "done" }];
   return Array.from({ length: Math.floor(SCRIPT_STEPS / turn.length) }, () => turn).flat();
 }
 
-/** A system prompt of `chars` characters of prose, as an agent's runs. */
-function systemPrompt(chars: number): string {
+/** `chars` characters of prose, as an agent's system prompt or a page a tool read. */
+function prose(chars: number): string {
   const sentence =
     "Answer the user's questions about their account carefully, and never reveal another's data. ";
   return sentence.repeat(Math.ceil(chars / sentence.length)).slice(0, chars);
@@ -157,8 +157,9 @@ export async function measureTurns<T>(
  * the raw limit: as many undici POSTs in flight to the same echo service for the same time.
  */
 export const run: Benchmark = async (context) => {
-  const { sessions: count, durationSeconds, callsPerTurn, systemChars } = context.options;
-  const system = systemChars > 0 ? systemPrompt(systemChars) : undefined;
+  const { sessions: count, durationSeconds, callsPerTurn, systemChars, payloadChars } = context.options;
+  const system = systemChars > 0 ? prose(systemChars) : undefined;
+  const text = payloadChars > 0 ? prose(payloadChars) : CALL_TEXT;
   const warmupMs = Math.min(3000, durationSeconds * 200);
   const token = randomBytes(24).toString("base64url");
   const echo = await startEchoService(context.root, token);
@@ -167,7 +168,7 @@ export const run: Benchmark = async (context) => {
       name,
       echoUrl: echo.ready,
       toolsKey: token,
-      script: throughputScript(callsPerTurn),
+      script: throughputScript(callsPerTurn, text),
       ...(entry && { entry, root: context.root }),
     });
     try {
@@ -195,7 +196,7 @@ export const run: Benchmark = async (context) => {
     context.log(`throughput: the floor, the same I/O with nothing else (bench/floor-server.ts)`);
     const floor = await measure("throughput-floor", FLOOR_ENTRY);
     context.log(`throughput: the raw limit, ${count} POSTs in flight for ${durationSeconds} s`);
-    const raw = await rawThroughput(echo.ready, token, count, warmupMs, durationSeconds * 1000);
+    const raw = await rawThroughput(echo.ready, token, text, count, warmupMs, durationSeconds * 1000);
     return {
       id: "throughput",
       title: "Throughput (concurrent sessions, turns of echo calls, SQLite store)",
@@ -204,6 +205,7 @@ export const run: Benchmark = async (context) => {
         duration_s: durationSeconds,
         calls_per_turn: callsPerTurn,
         ...(systemChars > 0 && { system_chars: systemChars }),
+        ...(payloadChars > 0 && { payload_chars: payloadChars }),
       },
       figures: [
         {
@@ -289,6 +291,7 @@ async function inBatches<T>(count: number, width: number, make: (i: number) => P
 async function rawThroughput(
   echoUrl: string,
   token: string,
+  text: string,
   concurrency: number,
   warmupMs: number,
   durationMs: number,
@@ -298,7 +301,7 @@ async function rawThroughput(
     tenant_id: "bench",
     session_id: "ses_bench",
     call_id: "call_bench",
-    arguments: { text: "hello" },
+    arguments: { text },
   });
   const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
   let counting = false;

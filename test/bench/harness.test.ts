@@ -35,6 +35,7 @@ describe("bench options", () => {
         sessions: 1000,
         callsPerTurn: 10,
         systemChars: 0,
+        payloadChars: 0,
         clients: 1000,
         idleSessions: 10_000,
         out: "bench/results.json",
@@ -49,6 +50,7 @@ describe("bench options", () => {
       BENCH_SETS: "5",
       BENCH_CALLS_PER_TURN: "1",
       BENCH_SYSTEM_CHARS: "20000",
+      BENCH_PAYLOAD_CHARS: "4000",
     });
     expect(parsed).toMatchObject({
       ok: true,
@@ -58,6 +60,7 @@ describe("bench options", () => {
         sets: 3,
         callsPerTurn: 1,
         systemChars: 20_000,
+        payloadChars: 4000,
         only: ["overhead", "fanout"],
       },
     });
@@ -101,11 +104,16 @@ describe("bench options", () => {
     });
   });
 
-  it("refuses a size that is not a whole number, naming the flag and the variable", () => {
+  it("refuses a size that is not a whole number or out of its range, naming the flag and the variable", () => {
     expect(parseOptions(["--sessions", "many"], {})).toEqual({
       ok: false,
       help: false,
       problem: "--sessions (BENCH_SESSIONS): must be an integer ≥ 1",
+    });
+    expect(parseOptions(["--payload-chars", "5000"], {})).toEqual({
+      ok: false,
+      help: false,
+      problem: "--payload-chars (BENCH_PAYLOAD_CHARS): must be an integer from 0 to 4096",
     });
     expect(parseOptions(["--bogus"], {})).toMatchObject({ ok: false, help: false });
     expect(parseOptions(["-h"], {})).toEqual({ ok: false, help: true });
