@@ -102,6 +102,21 @@ describe("Brain's token counts against the fake providers' counts", () => {
   });
 });
 
+describe("the estimate", () => {
+  it("counts 2.5 ASCII characters a token and 1.5 tokens for any other UTF-16 unit, whatever the text's length", () => {
+    expect(ESTIMATE.text("")).toBe(0);
+    expect(ESTIMATE.text("hello world")).toBe(5);
+    expect(ESTIMATE.text("x".repeat(4000))).toBe(1600);
+    // one other character among ASCII ones, in a short text and a long one
+    expect(ESTIMATE.text("héllo")).toBe(4);
+    expect(ESTIMATE.text(`${"x".repeat(4000)}é`)).toBe(1602);
+    expect(ESTIMATE.text("日本")).toBe(3);
+    // a surrogate pair is two units, and a lone surrogate one
+    expect(ESTIMATE.text("😀")).toBe(3);
+    expect(ESTIMATE.text("a\ud800")).toBe(2);
+  });
+});
+
 describe("requestTokens", () => {
   it("counts a long system prompt and tool schema once across turns, and short texts each time", () => {
     const asked: string[] = [];
