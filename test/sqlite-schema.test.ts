@@ -192,4 +192,23 @@ describe("the SQLite store's schema", () => {
       reopened.close();
     }
   });
+
+  it("refuses a file a newer Brain has opened, leaving it as it was and letting go of it", async () => {
+    const newer = new Database(path);
+    newer.exec(SCHEMA_2);
+    newer.pragma("user_version = 99");
+    newer.close();
+    expect(() => new SqliteStore(path)).toThrow(/newer Brain \(schema 99\); this one knows schema 3/);
+    // the refused store holds no lock: the newer Brain opens its file as it left it
+    const again = new Database(path);
+    try {
+      again.pragma("locking_mode = EXCLUSIVE");
+      again.exec("BEGIN IMMEDIATE; COMMIT");
+      expect(again.pragma("user_version", { simple: true })).toBe(99);
+      const columns = again.prepare("SELECT name FROM pragma_table_info('events')").all();
+      expect(columns.map((column) => (column as { name: string }).name)).not.toContain("body");
+    } finally {
+      again.close();
+    }
+  });
 });

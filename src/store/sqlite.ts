@@ -143,6 +143,8 @@ export class SqliteStore implements Store {
     this.#db.pragma("wal_autocheckpoint = 10000");
     const version = this.#db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
+      // let go of the file, and of its lock, for the Brain that wrote it
+      this.#db.close();
       throw new Error(
         `${path} was written by a newer Brain (schema ${version}); this one knows schema ${SCHEMA_VERSION}`,
       );
