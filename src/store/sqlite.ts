@@ -197,11 +197,10 @@ export class SqliteStore implements Store {
         "SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = ?",
       ),
       setStatus: db.prepare("UPDATE sessions SET status = ? WHERE id = ?"),
-      insertEvent: db.prepare("INSERT INTO events (session_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)"),
-      insertBody: db.prepare<[string]>("INSERT INTO event_bodies (data) VALUES (?)"),
-      insertEventWithBody: db.prepare<[string, number, string, string, number | bigint]>(
-        "INSERT INTO events (session_id, seq, type, at, data, body) VALUES (?, ?, ?, ?, '', ?)",
+      insertEvent: db.prepare<[string, number, string, string, string, number | bigint | null]>(
+        "INSERT INTO events (session_id, seq, type, at, data, body) VALUES (?, ?, ?, ?, ?, ?)",
       ),
+      insertBody: db.prepare<[string]>("INSERT INTO event_bodies (data) VALUES (?)"),
       // a body is looked up only for the rows that have one
       readEvents: db.prepare<[string, number, number], EventRow>(
         `SELECT e.seq, e.type, e.at,
@@ -231,12 +230,10 @@ export class SqliteStore implements Store {
         for (const event of events) {
           seq += 1;
           const json = storedJson(event.data);
-          if (json.length <= INLINE_EVENT_CHARS) {
-            this.#statements.insertEvent.run(sessionId, seq, event.type, at, json);
-          } else {
-            const body = this.#statements.insertBody.run(json).lastInsertRowid;
-            this.#statements.insertEventWithBody.run(sessionId, seq, event.type, at, body);
-          }
+          // a long event's row holds its body's id in place of its JSON
+          const body =
+            json.length > INLINE_EVENT_CHARS ? this.#statements.insertBody.run(json).lastInsertRowid : null;
+          this.#statements.insertEvent.run(sessionId, seq, event.type, at, body === null ? json : "", body);
           stored.push({ seq, ...event, at });
         }
         // the session row is written only when its status changes, so most commits touch one page
