@@ -64,6 +64,9 @@ export async function startBrainProcess(
     root?: string | undefined;
     /** The script to run instead of the `brain` command: the floor server (bench/floor-server.ts). */
     entry?: string;
+    /** What runs Node, and how long it may take to be ready: valgrind, for the instruction counts. */
+    launcher?: readonly string[];
+    readyTimeoutMs?: number;
   },
 ): Promise<BenchBrain> {
   const dir = makeTemporaryDir("brain-bench-");
@@ -101,6 +104,8 @@ export async function startBrainProcess(
         : []),
     ],
     ready: brainUrl,
+    ...(setup.launcher && { launcher: setup.launcher }),
+    ...(setup.readyTimeoutMs !== undefined && { timeoutMs: setup.readyTimeoutMs }),
   }).catch((error: unknown) => {
     removeTemporaryDir(dir);
     throw error;

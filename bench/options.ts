@@ -15,6 +15,8 @@ export interface BenchOptions {
   systemChars: number;
   /** Throughput: the length of each echo call's text, in characters; 0 for the default "hello". */
   payloadChars: number;
+  /** Instructions: the turns counted after the warm-up. */
+  turns: number;
   /** Fan-out: SSE clients on one session, and the messages whose events they time. */
   clients: number;
   messages: number;
@@ -46,6 +48,7 @@ const NUMBERS = {
   systemChars: { flag: "system-chars", fallback: 0, min: 0 },
   // the example echo tool takes texts of up to 4,096 characters
   payloadChars: { flag: "payload-chars", fallback: 0, min: 0, max: 4096 },
+  turns: { flag: "turns", fallback: 500, min: 50 },
   clients: { flag: "clients", fallback: 1000, min: 1 },
   messages: { flag: "messages", fallback: 100, min: 10 },
   idleSessions: { flag: "idle-sessions", fallback: 10_000, min: 100 },
@@ -56,7 +59,8 @@ export const HELP = `npm run bench -- [options]      (or: node dist/bench/run.js
 Measures Brain against the raw limit and the peer in one run, prints a table and writes JSON.
 
   --only LIST            run only these, comma separated: overhead, throughput, fanout, memory, postgres,
-                         and sandbox, storage when built (default: all)
+                         and sandbox, storage when built (default: all), and instructions, which
+                         runs only when named (it needs valgrind and takes minutes)
   --calls N              overhead: sequential tool calls per client (default 2000)
   --sets N               overhead: start the Brains N times, each set of processes warmed up and
                          measured on its own; comparisons are the median of the sets (one process's
@@ -70,15 +74,18 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   --payload-chars N      throughput: each echo call's text, N characters up to 4096 (default
                          "hello"): the call, its result and their events carry it, as a tool
                          reading files does; the raw POSTs send the same
+  --turns N              instructions: turns of one echo call counted under callgrind, after
+                         1,500 to warm up (default 500)
   --clients N            fan-out: SSE clients on one session (default 1000)
   --messages N           fan-out: messages whose events are timed (default 100)
   --idle-sessions N      memory: idle sessions held (default 10000)
   --cpu-prof DIR         write Brain's CPU profiles (.cpuprofile) into DIR
   --brain DIR            measure the Brain built in DIR (another checkout, after npm run build)
                          instead of this one: before-and-after comparisons with the same harness
-  --compare REF          overhead: build git revision REF beside the working tree (kept in the
-                         system's temporary directory) and run its Brain against this one, the
-                         rounds alternating, so both see the same machine: the A/B of a change
+  --compare REF          overhead, instructions: build git revision REF beside the working tree
+                         (kept in the system's temporary directory) and run its Brain against
+                         this one, the rounds alternating, so both see the same machine: the A/B
+                         of a change; instructions counts both, which no load can move
   --collector STATE      overhead with --compare: both Brains export traces to a collector that
                          is up, down (nothing listens) or 500 (answers every export 500): the A/B
                          of a change to the traced path
@@ -91,7 +98,7 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
 
 Each numeric option can also come from the environment: BENCH_CALLS, BENCH_SESSIONS,
 BENCH_SETS, BENCH_DURATION, BENCH_CALLS_PER_TURN, BENCH_SYSTEM_CHARS, BENCH_PAYLOAD_CHARS,
-BENCH_CLIENTS, BENCH_MESSAGES, BENCH_IDLE_SESSIONS, and BENCH_BRAIN_NODE_OPTIONS.`;
+BENCH_TURNS, BENCH_CLIENTS, BENCH_MESSAGES, BENCH_IDLE_SESSIONS, and BENCH_BRAIN_NODE_OPTIONS.`;
 
 export type ParsedOptions =
   | { ok: true; options: BenchOptions }
@@ -151,6 +158,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       callsPerTurn: numbers.callsPerTurn as number,
       systemChars: numbers.systemChars as number,
       payloadChars: numbers.payloadChars as number,
+      turns: numbers.turns as number,
       clients: numbers.clients as number,
       messages: numbers.messages as number,
       idleSessions: numbers.idleSessions as number,

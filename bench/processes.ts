@@ -96,10 +96,18 @@ export function startNode<T>(options: {
   args: string[];
   env: Record<string, string>;
   execArgv?: string[];
+  /** A program that runs Node itself, with its arguments before Node's: valgrind, say. */
+  launcher?: readonly string[];
   ready: (line: string) => T | undefined;
   timeoutMs?: number;
 }): Promise<NodeProcess<T>> {
-  const child = spawn(process.execPath, [...(options.execArgv ?? []), ...options.args], {
+  const [command = process.execPath, ...args] = [
+    ...(options.launcher ?? []),
+    process.execPath,
+    ...(options.execArgv ?? []),
+    ...options.args,
+  ];
+  const child = spawn(command, args, {
     cwd: options.root,
     env: { PATH: process.env.PATH ?? "", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -20,8 +20,14 @@ const BENCHMARKS = [
   "sandbox",
   "storage",
   "mcp-bridge",
+  "instructions",
 ];
 const OPTIONAL = new Set(["sandbox", "storage", "mcp-bridge"]);
+/** Run only when --only names them: instructions needs valgrind and takes minutes. */
+const ON_REQUEST = new Set(["instructions"]);
+const DEFAULT_RUN = BENCHMARKS.filter((id) => !ON_REQUEST.has(id));
+/** The benchmarks --compare runs a reference build in. */
+const COMPARED = new Set(["overhead", "instructions"]);
 
 async function main(): Promise<number> {
   const parsed = parseOptions(process.argv.slice(2), process.env);
@@ -45,8 +51,10 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: ${options.brainRoot} holds no built Brain: run npm run build there\n`);
     return 2;
   }
-  if (options.compare && !(options.only ?? BENCHMARKS).includes("overhead")) {
-    process.stderr.write("bench: --compare measures the overhead benchmark: add it to --only\n");
+  if (options.compare && !(options.only ?? DEFAULT_RUN).some((id) => COMPARED.has(id))) {
+    process.stderr.write(
+      "bench: --compare measures the overhead and instructions benchmarks: add one to --only\n",
+    );
     return 2;
   }
   const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -92,7 +100,7 @@ async function main(): Promise<number> {
       void stopEverythingStarted().finally(() => process.exit(code));
     });
   }
-  for (const id of options.only ?? BENCHMARKS) {
+  for (const id of options.only ?? DEFAULT_RUN) {
     const file = new URL(`./${id}.js`, import.meta.url);
     if (!existsSync(file)) {
       if (OPTIONAL.has(id)) continue;

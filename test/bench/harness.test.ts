@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { callgrindTotal } from "../../bench/instructions.js";
 import { parseOptions } from "../../bench/options.js";
-import { mainThreadCpuSeconds, processCpuSeconds } from "../../bench/processes.js";
+import { mainThreadCpuSeconds, processCpuSeconds, startNode } from "../../bench/processes.js";
 import { renderTable } from "../../bench/report.js";
 import { median, percentile, summarize } from "../../bench/stats.js";
 
@@ -36,6 +37,7 @@ describe("bench options", () => {
         callsPerTurn: 10,
         systemChars: 0,
         payloadChars: 0,
+        turns: 500,
         clients: 1000,
         idleSessions: 10_000,
         out: "bench/results.json",
@@ -51,6 +53,7 @@ describe("bench options", () => {
       BENCH_CALLS_PER_TURN: "1",
       BENCH_SYSTEM_CHARS: "20000",
       BENCH_PAYLOAD_CHARS: "4000",
+      BENCH_TURNS: "200",
     });
     expect(parsed).toMatchObject({
       ok: true,
@@ -61,6 +64,7 @@ describe("bench options", () => {
         callsPerTurn: 1,
         systemChars: 20_000,
         payloadChars: 4000,
+        turns: 200,
         only: ["overhead", "fanout"],
       },
     });
@@ -114,6 +118,11 @@ describe("bench options", () => {
       ok: false,
       help: false,
       problem: "--payload-chars (BENCH_PAYLOAD_CHARS): must be an integer from 0 to 4096",
+    });
+    expect(parseOptions(["--turns", "10"], {})).toEqual({
+      ok: false,
+      help: false,
+      problem: "--turns (BENCH_TURNS): must be an integer ≥ 50",
     });
     expect(parseOptions(["--bogus"], {})).toMatchObject({ ok: false, help: false });
     expect(parseOptions(["-h"], {})).toEqual({ ok: false, help: true });
@@ -173,6 +182,52 @@ describe("bench table", () => {
       failures: [],
     });
     expect(table).toContain("Brain processes started with NODE_OPTIONS=--max-semi-space-size=64");
+  });
+});
+
+describe("bench instruction counts", () => {
+  // the head of a dump callgrind_control --dump wrote, as callgrind 3.19 writes it
+  const dump = [
+    "# callgrind format",
+    "version: 1",
+    "creator: callgrind-3.19.0",
+    "pid: 11954",
+    "cmd:  /usr/bin/node --single-threaded dist/src/cli/main.js -config brain.json",
+    "part: 1",
+    "desc: Trigger: dump",
+    "positions: line",
+    "events: Ir",
+    "summary: 1126868310",
+    "ob=(1) /usr/bin/node",
+    "fn=(1) main",
+    "0 42",
+    "totals: 1138048589",
+  ].join("\n");
+
+  it("reads a dump's program total from its summary line, as callgrind_annotate does", () => {
+    expect(callgrindTotal(dump)).toBe(1_126_868_310);
+  });
+
+  it("finds no total in a file that is not a dump", () => {
+    expect(callgrindTotal("events: Ir\n0 42\n")).toBeUndefined();
+    expect(callgrindTotal("")).toBeUndefined();
+  });
+});
+
+describe("bench processes", () => {
+  it("runs Node under a launcher, with the launcher's arguments before Node's", async () => {
+    const child = await startNode({
+      root: process.cwd(),
+      args: ["-e", "console.log('ready ' + process.env.LAUNCHED); setInterval(() => {}, 1000)"],
+      env: {},
+      launcher: ["env", "LAUNCHED=by-env"],
+      ready: (line) => line.match(/^ready (\S+)$/)?.[1],
+    });
+    try {
+      expect(child.ready).toBe("by-env");
+    } finally {
+      await child.stop();
+    }
   });
 });
 
