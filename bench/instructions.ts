@@ -52,7 +52,7 @@ interface Counted {
  * Instructions per turn: sequential turns of one echo call through a Brain running under
  * valgrind's callgrind, counting every instruction its process executes in user space (its own
  * JavaScript, V8's compiler and collector with --single-threaded, SQLite, libuv), not the kernel's.
- * A count does not move with the machine's load: the same build counts within about 1% run to run,
+ * A count does not move with the machine's load: the same build counts within 0.2% run to run,
  * where a timed A/B on a shared machine moves ±10% a set. What it cannot see is time spent in
  * system calls and cache misses, which the overhead benchmark measures.
  */
@@ -87,8 +87,9 @@ export const run: Benchmark = async (context) => {
           root,
           ...(entry && { entry }),
           // the compiler and the collector on the main thread, so that what they do is counted
-          // where it is done and not by threads whose timing varies
-          execArgv: ["--single-threaded"],
+          // where it is done and not by threads whose timing varies; and the collector's
+          // schedule fixed, not led by allocation per millisecond, which valgrind slows 50 times
+          execArgv: ["--single-threaded", "--predictable-gc-schedule"],
           launcher: [
             "valgrind",
             "--tool=callgrind",
@@ -182,7 +183,7 @@ function report(counts: { name: string; perTurn: number }[], turns: number, comm
     params: { warmup_turns: WARMUP_TURNS, turns, sessions: SESSIONS, ...(commit && { reference: commit }) },
     figures: [commit ? figure(commit, of("reference")) : figure("floor", of("floor"))],
     notes: [
-      "Every instruction Brain's process executed in user space over the counted turns, divided by the turns: its JavaScript, V8's compiler and collector (run on the main thread with --single-threaded), SQLite and libuv; the kernel's work in system calls is not counted. The same build counts within about 1% run to run, whatever else the machine does.",
+      "Every instruction Brain's process executed in user space over the counted turns, divided by the turns: its JavaScript, V8's compiler and collector (run on the main thread with --single-threaded, the collector on a fixed schedule with --predictable-gc-schedule), SQLite and libuv; the kernel's work in system calls is not counted. The same build counts within 0.2% run to run, whatever else the machine does.",
       ...(commit
         ? []
         : [
