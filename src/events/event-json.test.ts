@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { SessionEvent } from "../../protocol/events.js";
-import { eventJson, storedJson } from "./event-json.js";
+import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { appendedEvent, eventJson } from "./event-json.js";
 
 const result = (text: string) => ({
   call_id: "call_1",
@@ -9,22 +9,39 @@ const result = (text: string) => ({
   content: [{ type: "text", text }],
   duration_ms: 1.5,
 });
+const AT = "2026-12-04T10:00:00.000Z";
 
 describe("eventJson", () => {
-  it("builds a stored event around the JSON its data was stored as, serializing the data once", () => {
+  it("builds an appended event around the JSON its data was stored as, serializing the data once", () => {
     const data = result('quotes " and \\ and \u2028 survive');
-    const stored = storedJson(data);
-    const event = { seq: 7, type: "tool.result", data, at: "2026-12-04T10:00:00.000Z" } as SessionEvent;
-    expect(eventJson(event)).toBe(JSON.stringify(event));
+    const stored = JSON.stringify(data);
+    const event = appendedEvent(7, { type: "tool.result", data } as NewEvent, AT, stored);
+    expect(eventJson(event)).toBe(JSON.stringify({ seq: 7, type: "tool.result", data, at: AT }));
     // what the frame carries is what was committed, whatever happens to the object after
     data.content[0] = { type: "text", text: "changed after it was stored" };
     expect(JSON.parse(eventJson(event)).data).toEqual(JSON.parse(stored));
   });
 
+  it("makes an appended event that reads as the plain stored event it stands for", () => {
+    const data = result("x");
+    const event = appendedEvent(3, { type: "tool.result", data } as NewEvent, AT, JSON.stringify(data));
+    const plain = { seq: 3, type: "tool.result", data, at: AT };
+    expect(Object.keys(event)).toEqual(Object.keys(plain));
+    expect(JSON.stringify(event)).toBe(JSON.stringify(plain));
+    expect({ ...event }).toEqual(plain);
+  });
+
+  it("serializes a copy of an appended event whole, so a copy with other data says so", () => {
+    const data = result("as stored");
+    const event = appendedEvent(4, { type: "tool.result", data } as NewEvent, AT, JSON.stringify(data));
+    const redacted = { ...event, data: result("[redacted]") } as SessionEvent;
+    expect(JSON.parse(eventJson(redacted)).data.content[0].text).toBe("[redacted]");
+  });
+
   it("serializes live events, and stored events this process did not write, whole", () => {
-    const live = { type: "model.delta", at: "2026-12-04T10:00:00.000Z", data: { text: "hi", attempt: 1 } };
+    const live = { type: "model.delta", at: AT, data: { text: "hi", attempt: 1 } };
     expect(eventJson(live as SessionEvent)).toBe(JSON.stringify(live));
-    const read = { seq: 3, type: "tool.result", at: "2026-12-04T10:00:00.000Z", data: result("x") };
+    const read = { seq: 3, type: "tool.result", at: AT, data: result("x") };
     expect(eventJson(read as SessionEvent)).toBe(JSON.stringify(read));
   });
 });

@@ -1,32 +1,38 @@
-import type { SessionEvent } from "../../protocol/events.js";
+import type { NewEvent, SessionEvent, StoredEvent } from "../../protocol/events.js";
 
 /**
- * The JSON each appended event's data was stored as, by the data object: the SSE frame is built
- * around that string instead of serializing the data a second time, which for a large tool result
- * is most of its frame's cost. An entry lives as long as its data object, which the turn that
- * appended it holds; events read back from the store are serialized as before.
+ * A stored event as the store that committed it returns it, holding the JSON its data was stored
+ * as: the SSE frame is built around that string instead of serializing the data a second time,
+ * which for a large tool result is most of its frame's cost. The JSON goes with the event object
+ * (a folded conversation keeps the data, not the event); a copy of the event is a plain object and
+ * is serialized whole, and so are events read back from the store. A class and not a WeakMap from
+ * data to JSON: a weak map's entries are work for every young-generation collection.
  */
-const storedAs = new WeakMap<object, string>();
+class AppendedEvent {
+  readonly seq: number;
+  readonly type: StoredEvent["type"];
+  readonly data: StoredEvent["data"];
+  readonly at: string;
+  readonly #dataJson: string;
 
-/** `data` as the store writes it, remembered for the event's frame. */
-export function storedJson(data: object): string {
-  const json = JSON.stringify(data);
-  storedAs.set(data, json);
-  return json;
+  constructor(seq: number, event: NewEvent, at: string, dataJson: string) {
+    // the order JSON.stringify writes an event read back from the store in
+    this.seq = seq;
+    this.type = event.type;
+    this.data = event.data;
+    this.at = at;
+    this.#dataJson = dataJson;
+  }
+
+  json(): string {
+    return `{"seq":${this.seq},"type":${JSON.stringify(this.type)},"data":${this.#dataJson},"at":${JSON.stringify(this.at)}}`;
+  }
 }
 
-/** The event as JSON, a stored one around its data's stored JSON when this process wrote it. */
-export function eventJson(event: SessionEvent): string {
-  const data = "seq" in event && storedAs.get(event.data);
-  if (!data) return JSON.stringify(event);
-  // the order the stores build a stored event in, so the frame is the one JSON.stringify made
-  return `{"seq":${event.seq},"type":${JSON.stringify(event.type)},"data":${data},"at":${JSON.stringify(event.at)}}`;
-}
+/** The event `seq` a store committed at `at`, its data stored as `dataJson`. */
+export const appendedEvent = (seq: number, event: NewEvent, at: string, dataJson: string): StoredEvent =>
+  new AppendedEvent(seq, event, at, dataJson) as StoredEvent;
 
-/**
- * Forget the JSON `data` was stored as: for data kept on (a folded conversation holds a turn's
- * results), whose frames are long written. A frame made later is serialized as if read back.
- */
-export function forgetStoredJson(data: object): void {
-  storedAs.delete(data);
-}
+/** The event as JSON: an appended one around its data's stored JSON, any other whole. */
+export const eventJson = (event: SessionEvent): string =>
+  event instanceof AppendedEvent ? event.json() : JSON.stringify(event);

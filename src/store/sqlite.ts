@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import type { SessionStatus } from "../../protocol/session.js";
-import { storedJson } from "../events/event-json.js";
+import { appendedEvent } from "../events/event-json.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import {
   type EventRow,
@@ -229,12 +229,12 @@ export class SqliteStore implements Store {
         }
         for (const event of events) {
           seq += 1;
-          const json = storedJson(event.data);
+          const json = JSON.stringify(event.data);
           // a long event's row holds its body's id in place of its JSON
           const body =
             json.length > INLINE_EVENT_CHARS ? this.#statements.insertBody.run(json).lastInsertRowid : null;
           this.#statements.insertEvent.run(sessionId, seq, event.type, at, body === null ? json : "", body);
-          stored.push({ seq, ...event, at });
+          stored.push(appendedEvent(seq, event, at, json));
         }
         // the session row is written only when its status changes, so most commits touch one page
         if (options.setStatus && options.setStatus !== state.status) {

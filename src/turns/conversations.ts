@@ -1,6 +1,5 @@
 import type { StoredEvent } from "../../protocol/events.js";
 import type { ContextHistory, ContextMeasure } from "../context/history.js";
-import { forgetStoredJson } from "../events/event-json.js";
 import type { Store } from "../store/store.js";
 import { ConversationFold } from "./conversation.js";
 
@@ -101,16 +100,12 @@ export class Conversations {
 
 /**
  * Fold `events` in if they follow on from the fold's last event seq by seq, and say whether they
- * did; a fold they do not follow is left as it was. Events this process stored, whose frames are
- * written by now: the fold keeps their data from here on, so the JSON it was stored as is let go.
+ * did; a fold they do not follow is left as it was.
  */
 function foldFollowing(fold: ConversationFold, events: readonly StoredEvent[]): boolean {
   if (events.length === 0) return false;
   let seq = fold.lastSeq;
   for (const event of events) if (event.seq !== ++seq) return false;
-  for (const event of events) {
-    fold.push(event);
-    forgetStoredJson(event.data);
-  }
+  for (const event of events) fold.push(event);
   return true;
 }

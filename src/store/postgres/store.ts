@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { NewEvent, StoredEvent } from "../../../protocol/events.js";
 import type { SessionStatus } from "../../../protocol/session.js";
-import { storedJson } from "../../events/event-json.js";
+import { appendedEvent } from "../../events/event-json.js";
 import type { SessionRecord } from "../../sessions/session-record.js";
 import {
   type EventRow,
@@ -75,6 +75,7 @@ export class PostgresStore implements Store {
     first: NewEvent,
   ): Promise<{ session: SessionRecord; event: StoredEvent }> {
     const at = new Date().toISOString();
+    const firstJson = JSON.stringify(first.data);
     const insert = () =>
       this.pool.query(
         `WITH created AS (
@@ -88,7 +89,7 @@ export class PostgresStore implements Store {
           session.created_at,
           first.type,
           at,
-          storedJson(first.data),
+          firstJson,
         ],
       );
     await whileReachable(insert, this.retry.appendMs).catch((error: unknown) => {
@@ -97,7 +98,7 @@ export class PostgresStore implements Store {
     });
     return {
       session: { ...session, status: "idle" },
-      event: { seq: 1, ...first, at },
+      event: appendedEvent(1, first, at, firstJson),
     };
   }
 
@@ -134,6 +135,7 @@ export class PostgresStore implements Store {
     options: AppendOptions = {},
   ): Promise<AppendResult> {
     const at = new Date().toISOString();
+    const dataJson = events.map((event) => JSON.stringify(event.data));
     // the same id on every attempt: an append that committed before its answer was lost is found
     const appendId = randomUUID();
     const attempt = () =>
@@ -142,7 +144,7 @@ export class PostgresStore implements Store {
         [
           sessionId,
           events.map((event) => event.type),
-          events.map((event) => storedJson(event.data)),
+          dataJson,
           at,
           options.expectStatus ?? null,
           options.setStatus ?? null,
@@ -165,7 +167,7 @@ export class PostgresStore implements Store {
     }
     return {
       ok: true,
-      events: events.map((event, i) => ({ seq: row.first_seq + i, ...event, at })),
+      events: events.map((event, i) => appendedEvent(row.first_seq + i, event, at, dataJson[i] as string)),
     };
   }
 
