@@ -16,10 +16,11 @@ const run$ = promisify(execFile);
 
 /**
  * Turns before the count starts. V8 optimizes a function after so many calls, not so many seconds,
- * so under valgrind the code reaches the state it does natively after as many turns; at 1,500 the
- * optimizing compiler still runs now and then, the same for every run, which the count includes.
+ * so under valgrind the code reaches the state it does natively after as many turns. Functions a
+ * turn calls once keep reaching that point for thousands of turns: after 1,500, half of the next
+ * 500 turns' instructions were the optimizing compiler's; after 4,000, 3% of the next 1,000's.
  */
-const WARMUP_TURNS = 1500;
+const WARMUP_TURNS = 4000;
 /** Sessions the turns go round: each has a history, as a busy Brain's sessions do. */
 const SESSIONS = 20;
 /** valgrind runs Node 50 to 60 times slower: its start alone takes seconds. */

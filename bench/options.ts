@@ -48,7 +48,7 @@ const NUMBERS = {
   systemChars: { flag: "system-chars", fallback: 0, min: 0 },
   // the example echo tool takes texts of up to 4,096 characters
   payloadChars: { flag: "payload-chars", fallback: 0, min: 0, max: 4096 },
-  turns: { flag: "turns", fallback: 500, min: 50 },
+  turns: { flag: "turns", fallback: 1000, min: 50 },
   clients: { flag: "clients", fallback: 1000, min: 1 },
   messages: { flag: "messages", fallback: 100, min: 10 },
   idleSessions: { flag: "idle-sessions", fallback: 10_000, min: 100 },
@@ -75,7 +75,7 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
                          "hello"): the call, its result and their events carry it, as a tool
                          reading files does; the raw POSTs send the same
   --turns N              instructions: turns of one echo call counted under callgrind, after
-                         1,500 to warm up (default 500)
+                         4,000 to warm up (default 1000)
   --clients N            fan-out: SSE clients on one session (default 1000)
   --messages N           fan-out: messages whose events are timed (default 100)
   --idle-sessions N      memory: idle sessions held (default 10000)

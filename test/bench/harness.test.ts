@@ -37,7 +37,7 @@ describe("bench options", () => {
         callsPerTurn: 10,
         systemChars: 0,
         payloadChars: 0,
-        turns: 500,
+        turns: 1000,
         clients: 1000,
         idleSessions: 10_000,
         out: "bench/results.json",
