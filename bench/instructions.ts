@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Agent } from "undici";
@@ -10,6 +10,7 @@ import { type BenchBrain, FLOOR_ENTRY, startBrainProcess } from "./brain-process
 import { watchEvents } from "./event-stream.js";
 import { makeTemporaryDir, removeTemporaryDir, startEchoService } from "./processes.js";
 import type { BenchContext, Benchmark, Figure } from "./section.js";
+import { median } from "./stats.js";
 import { throughputScript } from "./throughput.js";
 
 const run$ = promisify(execFile);
@@ -23,6 +24,12 @@ const run$ = promisify(execFile);
 const WARMUP_TURNS = 4000;
 /** Sessions the turns go round: each has a history, as a busy Brain's sessions do. */
 const SESSIONS = 20;
+/**
+ * The counted turns in windows, each dumped on its own: a major collection or a WAL checkpoint
+ * costs hundreds of turns' instructions at once and falls in one window or the next, so the median
+ * window is the figure a change to a turn's path moves, and the mean carries the lumps.
+ */
+const WINDOWS = 5;
 /** valgrind runs Node 50 to 60 times slower: its start alone takes seconds. */
 const READY_TIMEOUT_MS = 180_000;
 
@@ -53,9 +60,11 @@ interface Counted {
  * Instructions per turn: sequential turns of one echo call through a Brain running under
  * valgrind's callgrind, counting every instruction its process executes in user space (its own
  * JavaScript, V8's compiler and collector with --single-threaded, SQLite, libuv), not the kernel's.
- * A count does not move with the machine's load: the same build counts within 0.2% run to run,
- * where a timed A/B on a shared machine moves ±10% a set. What it cannot see is time spent in
- * system calls and cache misses, which the overhead benchmark measures.
+ * On an idle machine the same build counts within 0.2% run to run, where a timed A/B on a shared
+ * machine moves ±10% a set; a busy machine still moves a count by a few percent (how a turn's I/O
+ * falls into the event loop's iterations changes with it), so both builds are counted side by
+ * side. What it cannot see is time spent in system calls and cache misses, which the overhead
+ * benchmark measures.
  */
 export const run: Benchmark = async (context) => {
   if (!(await callgrindInstalled())) {
@@ -102,7 +111,7 @@ export const run: Benchmark = async (context) => {
         });
         const counted = { name, brain, dumps };
         started.push(counted);
-        return { name, perTurn: await countTurns(context, counted, turns) };
+        return { name, ...(await countTurns(context, counted, turns)) };
       }),
     );
     return report(counts, turns, reference?.commit);
@@ -117,8 +126,12 @@ export const run: Benchmark = async (context) => {
   }
 };
 
-/** `turns` sequential turns after the warm-up, counted: the instructions of one, on average. */
-async function countTurns(context: BenchContext, counted: Counted, turns: number): Promise<number> {
+/** Instructions a turn, of each window of `turns` sequential turns counted after the warm-up. */
+async function countTurns(
+  context: BenchContext,
+  counted: Counted,
+  turns: number,
+): Promise<{ windows: number[]; median: number; mean: number }> {
   const { brain, dumps, name } = counted;
   const agent = new Agent({ connections: null });
   const stop = new AbortController();
@@ -156,35 +169,58 @@ async function countTurns(context: BenchContext, counted: Counted, turns: number
     context.log(`instructions: ${name}, ${WARMUP_TURNS} turns to warm up, then ${turns} counted`);
     await play(WARMUP_TURNS);
     const pid = String(brain.process.child.pid);
+    const perWindow = Math.ceil(turns / WINDOWS);
     await run$("callgrind_control", ["--zero", pid]);
-    await play(turns);
-    await run$("callgrind_control", ["--dump", pid]);
-    // the dump made on request is numbered after the file named at the start
-    const dump = readdirSync(dumps).find((file) => file !== "callgrind.out");
-    const total = dump && callgrindTotal(readFileSync(join(dumps, dump), "utf8"));
-    if (!total) throw new Error(`instructions: callgrind wrote no count for ${name}`);
-    return total / turns;
+    const windows: number[] = [];
+    for (let window = 1; window <= WINDOWS; window++) {
+      await play(perWindow);
+      // a dump holds what was counted since the last one, and is numbered after the file named
+      // at the start: callgrind.out.1, .2, ...
+      await run$("callgrind_control", ["--dump", pid]);
+      const file = join(dumps, `callgrind.out.${window}`);
+      const total = existsSync(file) ? callgrindTotal(readFileSync(file, "utf8")) : undefined;
+      if (!total) throw new Error(`instructions: callgrind wrote no count for ${name}`);
+      windows.push(total / perWindow);
+    }
+    return {
+      windows,
+      median: median(windows),
+      mean: windows.reduce((sum, count) => sum + count, 0) / WINDOWS,
+    };
   } finally {
     stop.abort();
     await agent.close().catch(() => undefined);
   }
 }
 
-function report(counts: { name: string; perTurn: number }[], turns: number, commit?: string) {
-  const of = (name: string) => Math.round(counts.find((count) => count.name === name)?.perTurn ?? Number.NaN);
-  const figure = (referenceName: string, value: number): Figure => ({
-    name: commit ? "instructions per turn vs reference" : "instructions per turn vs the floor",
-    value: of("brain"),
+type Counts = { name: string; windows: number[]; median: number; mean: number };
+
+function report(counts: Counts[], turns: number, commit?: string) {
+  const countsOf = (name: string) => counts.find((count) => count.name === name);
+  const other = commit ? "reference" : "floor";
+  const versusOther = commit ? "vs reference" : "vs the floor";
+  const figure = (what: string, pick: (count: Counts) => number): Figure => ({
+    name: `instructions per turn, ${what}, ${versusOther}`,
+    value: Math.round(pick(countsOf("brain") as Counts)),
     unit: "instructions",
-    reference: { name: referenceName, value },
+    reference: { name: commit ?? "floor", value: Math.round(pick(countsOf(other) as Counts)) },
   });
+  const windowsOf = (count: Counts) =>
+    `${count.name} ${count.windows.map((window) => Math.round(window).toLocaleString("en")).join(", ")}`;
   return {
     id: "instructions",
     title: "Instructions per turn of one echo call (callgrind, sequential turns)",
-    params: { warmup_turns: WARMUP_TURNS, turns, sessions: SESSIONS, ...(commit && { reference: commit }) },
-    figures: [commit ? figure(commit, of("reference")) : figure("floor", of("floor"))],
+    params: {
+      warmup_turns: WARMUP_TURNS,
+      turns,
+      windows: WINDOWS,
+      sessions: SESSIONS,
+      ...(commit && { reference: commit }),
+    },
+    figures: [figure("median window", (count) => count.median), figure("mean", (count) => count.mean)],
     notes: [
-      "Every instruction Brain's process executed in user space over the counted turns, divided by the turns: its JavaScript, V8's compiler and collector (run on the main thread with --single-threaded, the collector on a fixed schedule with --predictable-gc-schedule), SQLite and libuv; the kernel's work in system calls is not counted. The same build counts within 0.2% run to run, whatever else the machine does.",
+      `instructions a turn in each window of ${Math.ceil(turns / WINDOWS)} turns: ${counts.map(windowsOf).join("; ")}.`,
+      "Every instruction Brain's process executed in user space over each window of counted turns, divided by its turns (the median window is what a change to a turn's path moves; the mean carries the major collections and WAL checkpoints that fall in one window or the next): its JavaScript, V8's compiler and collector (run on the main thread with --single-threaded, the collector on a fixed schedule with --predictable-gc-schedule), SQLite and libuv; the kernel's work in system calls is not counted. On an idle machine the same build counts within 0.2% run to run; a busy one moves a count by a few percent, so compare builds counted in the same run.",
       ...(commit
         ? []
         : [

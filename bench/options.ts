@@ -85,7 +85,7 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   --compare REF          overhead, instructions: build git revision REF beside the working tree
                          (kept in the system's temporary directory) and run its Brain against
                          this one, the rounds alternating, so both see the same machine: the A/B
-                         of a change; instructions counts both, which no load can move
+                         of a change; instructions counts both builds' instructions side by side
   --collector STATE      overhead with --compare: both Brains export traces to a collector that
                          is up, down (nothing listens) or 500 (answers every export 500): the A/B
                          of a change to the traced path
