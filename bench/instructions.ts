@@ -108,6 +108,9 @@ export const run: Benchmark = async (context) => {
             "--smc-check=all-non-file",
           ],
           readyTimeoutMs: READY_TIMEOUT_MS,
+        }).catch((error: unknown) => {
+          removeTemporaryDir(dumps);
+          throw error;
         });
         const counted = { name, brain, dumps };
         started.push(counted);
@@ -126,12 +129,15 @@ export const run: Benchmark = async (context) => {
   }
 };
 
-/** Instructions a turn, of each window of `turns` sequential turns counted after the warm-up. */
-async function countTurns(
-  context: BenchContext,
-  counted: Counted,
-  turns: number,
-): Promise<{ windows: number[]; median: number; mean: number }> {
+/** Instructions a turn in each window of counted turns, their median and their mean. */
+interface WindowCounts {
+  windows: number[];
+  median: number;
+  mean: number;
+}
+
+/** `turns` sequential turns after the warm-up, counted in windows. */
+async function countTurns(context: BenchContext, counted: Counted, turns: number): Promise<WindowCounts> {
   const { brain, dumps, name } = counted;
   const agent = new Agent({ connections: null });
   const stop = new AbortController();
@@ -166,10 +172,12 @@ async function countTurns(
         if (failure) throw new Error(`instructions: a turn of ${name} failed: ${failure}`);
       }
     };
-    context.log(`instructions: ${name}, ${WARMUP_TURNS} turns to warm up, then ${turns} counted`);
+    const perWindow = Math.ceil(turns / WINDOWS);
+    context.log(
+      `instructions: ${name}, ${WARMUP_TURNS} turns to warm up, then ${WINDOWS} windows of ${perWindow} counted`,
+    );
     await play(WARMUP_TURNS);
     const pid = String(brain.process.child.pid);
-    const perWindow = Math.ceil(turns / WINDOWS);
     await run$("callgrind_control", ["--zero", pid]);
     const windows: number[] = [];
     for (let window = 1; window <= WINDOWS; window++) {
@@ -193,7 +201,7 @@ async function countTurns(
   }
 }
 
-type Counts = { name: string; windows: number[]; median: number; mean: number };
+type Counts = WindowCounts & { name: string };
 
 function report(counts: Counts[], turns: number, commit?: string) {
   const countsOf = (name: string) => counts.find((count) => count.name === name);
