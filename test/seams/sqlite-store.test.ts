@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SqliteStore } from "../../src/store/sqlite.js";
+import { describe, expect, it } from "vitest";
+import type { NewEvent } from "../../protocol/events.js";
+import { newId } from "../../src/ids.js";
+import { HEADS_KEPT, SqliteStore } from "../../src/store/sqlite.js";
 import { describeStoreConformance } from "./store-conformance.js";
 
 describeStoreConformance("sqlite", () => {
@@ -15,4 +18,40 @@ describeStoreConformance("sqlite", () => {
     },
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
+});
+
+describe("the SQLite store's heads of the sessions it appends to", () => {
+  const config = { model: "default", tools: [], max_steps: 4, metadata: {} };
+  const createSession = (store: SqliteStore) =>
+    store.createSession(
+      { id: newId("ses"), tenant_id: "acme", config, created_at: new Date().toISOString() },
+      { type: "session.created", data: { config } },
+    );
+  const message: NewEvent = { type: "message.user", data: { content: "go" } };
+
+  it("reads a head pushed out by appends to other sessions from the file, as it was committed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
+    const store = new SqliteStore(join(dir, "brain.db"));
+    try {
+      const { session } = await createSession(store);
+      await store.append(session.id, [message, message], { setStatus: "running" });
+      for (let i = 0; i < HEADS_KEPT; i++) await createSession(store);
+      // the head is read again: a stale one would refuse this or repeat a seq
+      expect(await store.lastSeq(session.id)).toBe(3);
+      const appended = await store.append(session.id, [message], {
+        expectStatus: ["running"],
+        expectLastSeq: 3,
+        setStatus: "idle",
+      });
+      expect(appended.ok && appended.events.map((event) => event.seq)).toEqual([4]);
+      expect((await store.getSession(session.id))?.status).toBe("idle");
+      expect(await store.append(session.id, [message], { expectStatus: ["running"] })).toEqual({
+        ok: false,
+        status: "idle",
+      });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
