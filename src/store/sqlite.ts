@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { NewEvent, StoredEvent } from "../../protocol/events.js";
-import type { SessionStatus } from "../../protocol/session.js";
+import type { SessionConfig, SessionStatus } from "../../protocol/session.js";
 import { appendedEvent } from "../events/event-json.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import {
@@ -36,7 +36,8 @@ const INLINE_EVENT_CHARS = 1024;
 
 /**
  * Sessions whose head (status, tenant, last seq) an append takes from memory rather than from two
- * reads. The busy ones stay: a session read again goes in anew, and the oldest go first.
+ * reads, and a read of the session as well. The busy ones stay: a session appended to again goes
+ * in anew, and the oldest go first.
  */
 export const HEADS_KEPT = 4096;
 
@@ -45,6 +46,8 @@ interface SessionHead {
   status: SessionStatus;
   tenantId: string;
   lastSeq: number;
+  /** What a session's row never changes of once created, from its creation or its first read. */
+  fixed?: { config: SessionConfig; createdAt: string };
 }
 
 const MIGRATION = `
@@ -268,7 +271,7 @@ export class SqliteStore implements Store {
         }
         return {
           result: { ok: true, events: stored },
-          head: { status, tenantId: head.tenantId, lastSeq: seq },
+          head: { status, tenantId: head.tenantId, lastSeq: seq, fixed: head.fixed },
         };
       },
     );
@@ -290,20 +293,38 @@ export class SqliteStore implements Store {
     session: NewSession,
     first: NewEvent,
   ): Promise<{ session: SessionRecord; event: StoredEvent }> {
+    const config = JSON.stringify(session.config);
     const create = this.#db.transaction(() => {
       this.#statements.insertSession.run(session.id, session.tenant_id, "idle", session.created_at);
-      this.#statements.insertConfig.run(session.id, JSON.stringify(session.config));
+      this.#statements.insertConfig.run(session.id, config);
       return this.#appendTx(session.id, [first], {});
     });
     const { result, head } = create();
     if (!result.ok || !result.events[0]) throw new Error("session insert did not take");
-    if (head) this.#keepHead(session.id, head);
+    // a copy of its own, as a read would give: the caller keeps the object it passed
+    if (head)
+      this.#keepHead(session.id, {
+        ...head,
+        fixed: { config: JSON.parse(config), createdAt: session.created_at },
+      });
     return { session: { ...session, status: "idle" }, event: result.events[0] };
   }
 
+  /**
+   * A session appended to lately is answered from its head: a message's read of its session, and
+   * the two reads in the append that starts its turn, run no statement.
+   */
   async getSession(id: string): Promise<SessionRecord | undefined> {
+    const head = this.#heads.get(id);
+    if (head?.fixed) {
+      const { config, createdAt } = head.fixed;
+      return { id, tenant_id: head.tenantId, status: head.status, config, created_at: createdAt };
+    }
     const row = this.#statements.getSession.get(id);
-    return row && toSession(row);
+    if (!row) return undefined;
+    const session = toSession(row);
+    if (head) head.fixed = { config: session.config, createdAt: session.created_at };
+    return session;
   }
 
   async listSessions(

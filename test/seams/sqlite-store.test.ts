@@ -21,13 +21,38 @@ describeStoreConformance("sqlite", () => {
 });
 
 describe("the SQLite store's heads of the sessions it appends to", () => {
-  const config = { model: "default", tools: [], max_steps: 4, metadata: {} };
+  const config = { model: "default", tools: [] as string[], max_steps: 4, metadata: {} };
   const createSession = (store: SqliteStore) =>
     store.createSession(
-      { id: newId("ses"), tenant_id: "acme", config, created_at: new Date().toISOString() },
+      {
+        id: newId("ses"),
+        tenant_id: "acme",
+        config: structuredClone(config),
+        created_at: new Date().toISOString(),
+      },
       { type: "session.created", data: { config } },
     );
   const message: NewEvent = { type: "message.user", data: { content: "go" } };
+
+  it("answers a session from its head as the file holds it, its config a copy of the one created", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
+    const path = join(dir, "brain.db");
+    let store = new SqliteStore(path);
+    try {
+      const created = await createSession(store);
+      await store.append(created.session.id, [message], { setStatus: "running" });
+      // what the caller does with its own objects afterwards is not the session's
+      created.session.config.tools.push("echo");
+      const fromHead = await store.getSession(created.session.id);
+      expect(fromHead).toEqual({ ...created.session, status: "running", config });
+      await store.close();
+      store = new SqliteStore(path);
+      expect(await store.getSession(created.session.id)).toEqual(fromHead);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it("reads a head pushed out by appends to other sessions from the file, as it was committed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
