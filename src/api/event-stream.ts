@@ -4,7 +4,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import type { EventBus, Subscription } from "../events/bus.js";
 import { sseFrame } from "../events/bus.js";
 import type { Store } from "../store/store.js";
-import { holdWrites } from "./held-writes.js";
+import { HeldFrames } from "./held-writes.js";
 
 export interface EventStreamOptions {
   req: IncomingMessage;
@@ -63,6 +63,9 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
   const held: { event: SessionEvent; frame: string }[] = [];
   let heldBytes = 0;
 
+  // live events, written at the loop's next check phase
+  const live = new HeldFrames(res);
+
   let subscription: Subscription | undefined;
   const end = () => {
     if (closed.signal.aborted) return;
@@ -71,6 +74,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     clearInterval(keepAlive);
     options.endSignal?.removeEventListener("abort", end);
     options.onClose?.();
+    live.flush();
     if (!res.writableEnded) res.end();
   };
   // a client too far behind: it resumes with Last-Event-ID and loses nothing
@@ -79,13 +83,17 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     end();
   };
 
-  /** Write an event unless the client has it already; false when it was the last one. */
-  const write = (event: SessionEvent, frame: string): boolean => {
+  /**
+   * Write an event unless the client has it already, at once or with the pass's other live ones;
+   * false when it was the last one.
+   */
+  const write = (event: SessionEvent, frame: string, held = false): boolean => {
     if ("seq" in event) {
       if (event.seq <= lastSeq) return true;
       lastSeq = event.seq;
     }
-    res.write(frame);
+    if (held) live.add(frame);
+    else res.write(frame);
     options.onWritten?.(Buffer.byteLength(frame));
     if (event.type !== "session.closed") return true;
     end();
@@ -100,9 +108,8 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
       if (heldBytes > options.maxBufferedBytes) drop();
       return;
     }
-    holdWrites(res);
     // live events cannot wait for a slow client: they queue in its buffer, up to the limit
-    if (write(event, frame) && res.writableLength > options.maxBufferedBytes) drop();
+    if (write(event, frame, true) && res.writableLength + live.length > options.maxBufferedBytes) drop();
   };
   const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), options.keepAliveMs);
   keepAlive.unref();

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer, get, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { holdWrites } from "./held-writes.js";
+import { HeldFrames } from "./held-writes.js";
 
 const closers: (() => void)[] = [];
 afterEach(() => {
@@ -32,11 +32,12 @@ async function openResponse(): Promise<{ res: ServerResponse; body: IncomingMess
   const write = socket._write.bind(socket);
   const writev = socket._writev.bind(socket);
   socket._write = (chunk, encoding, done) => {
-    log.push(`write ${payloadOf([chunk])}`);
+    log.push(`write ${payloadOf([chunk])}: ${chunksOf([chunk])} chunk`);
     write(chunk, encoding, done);
   };
   socket._writev = (chunks, done) => {
-    log.push(`write ${payloadOf(chunks.map(({ chunk }) => chunk))}`);
+    const parts = chunks.map(({ chunk }) => chunk);
+    log.push(`write ${payloadOf(parts)}: ${chunksOf(parts)} chunk`);
     writev(chunks, done);
   };
   return { res, body, log };
@@ -51,48 +52,66 @@ const payloadOf = (chunks: (Buffer | string)[]) =>
     .filter((_, i) => i % 2 === 1)
     .join("");
 
+/** How many chunks of the chunked encoding a write carries. */
+const chunksOf = (chunks: (Buffer | string)[]) => (chunks.map(String).join("").split("\r\n").length - 1) / 2;
+
 const nextChecks = (count: number) =>
   new Promise<void>((resolve) => {
     const step = (left: number) => (left === 0 ? resolve() : setImmediate(() => step(left - 1)));
     step(count);
   });
 
-describe("holdWrites", () => {
-  it("writes what was held in one write, after what the promise callbacks of the moment queued for the next check phase", async () => {
+describe("HeldFrames", () => {
+  it("writes the frames of a pass as one chunk, after what the promise callbacks of the moment queued for the next check phase", async () => {
     const { res, log } = await openResponse();
-    holdWrites(res);
-    res.write("a");
-    holdWrites(res);
-    res.write("b");
+    const frames = new HeldFrames(res);
+    frames.add("a");
+    frames.add("b");
+    expect(frames.length).toBe(2);
     // as a tool call's request is sent: from a promise callback, at the next check phase
     void Promise.resolve().then(() => setImmediate(() => log.push("request")));
     await nextChecks(3);
-    expect(log).toEqual(["request", "write ab"]);
+    expect(log).toEqual(["request", "write ab: 1 chunk"]);
+    expect(frames.length).toBe(0);
   });
 
-  it("leaves a response someone else corked to them", async () => {
-    const { res, log } = await openResponse();
-    res.cork();
-    holdWrites(res);
-    res.write("a");
-    res.uncork();
-    log.push("uncorked");
+  it("holds each stream's frames apart, and the next pass's in a write of its own", async () => {
+    const first = await openResponse();
+    const second = await openResponse();
+    const a = new HeldFrames(first.res);
+    const b = new HeldFrames(second.res);
+    a.add("a1");
+    b.add("b1");
+    a.add("a2");
     await nextChecks(3);
-    expect(log).toEqual(["write a", "uncorked"]);
+    a.add("a3");
+    await nextChecks(3);
+    expect(first.log).toEqual(["write a1a2: 1 chunk", "write a3: 1 chunk"]);
+    expect(second.log).toEqual(["write b1: 1 chunk"]);
   });
 
-  it("lets a held response end: its last writes go with the end, and the release finds nothing left", async () => {
+  it("lets a stream end: its held frames go before the end, and the release finds nothing left", async () => {
     const { res, body, log } = await openResponse();
     let rest = "";
     body.on("data", (chunk: string) => {
       rest += chunk;
     });
-    holdWrites(res);
-    res.write("a");
+    const frames = new HeldFrames(res);
+    frames.add("a");
+    frames.flush();
     res.end("z");
     await once(body, "end");
     expect(rest).toBe("az");
     await nextChecks(3);
     expect(log).toHaveLength(1);
+  });
+
+  it("writes nothing to a response destroyed meanwhile", async () => {
+    const { res, log } = await openResponse();
+    const frames = new HeldFrames(res);
+    frames.add("a");
+    res.destroy();
+    await nextChecks(3);
+    expect(log).toEqual([]);
   });
 });
