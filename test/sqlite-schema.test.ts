@@ -23,6 +23,16 @@ CREATE TABLE session_configs (session_id TEXT PRIMARY KEY, config TEXT NOT NULL)
 CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, at TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
 PRAGMA user_version = 2;
 `;
+// what schema 3 made of them: a long event's JSON apart, a running session's status in its row
+const SCHEMA_3 = `
+CREATE TABLE sessions (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX sessions_by_tenant ON sessions (tenant_id, id);
+CREATE INDEX sessions_by_status ON sessions (status) WHERE status = 'running';
+CREATE TABLE session_configs (session_id TEXT PRIMARY KEY, config TEXT NOT NULL);
+CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, at TEXT NOT NULL, data TEXT NOT NULL, body INTEGER, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+CREATE TABLE event_bodies (id INTEGER PRIMARY KEY, data TEXT NOT NULL);
+PRAGMA user_version = 3;
+`;
 const CONFIG = { model: "default", tools: [], max_steps: 8, metadata: {} };
 const MESSAGE: NewEvent[] = [
   { type: "message.user", data: { content: "go" } },
@@ -93,7 +103,7 @@ describe("the SQLite store's schema", () => {
     }
     const reopened = new Database(path, { readonly: true });
     try {
-      expect(reopened.pragma("user_version", { simple: true })).toBe(3);
+      expect(reopened.pragma("user_version", { simple: true })).toBe(4);
       // the configs moved to a table of their own, and the sessions' rows hold none
       const columns = reopened.prepare("SELECT name FROM pragma_table_info('sessions')").all();
       expect(columns.map((column) => (column as { name: string }).name)).toEqual([
@@ -103,13 +113,14 @@ describe("the SQLite store's schema", () => {
         "created_at",
       ]);
       expect(reopened.prepare("SELECT COUNT(*) AS n FROM session_configs").get()).toEqual({ n: 4 });
-      expect(
-        reopened
-          .prepare(
-            "SELECT COUNT(*) AS n FROM sessions INDEXED BY sessions_by_status WHERE status = 'running'",
-          )
-          .get(),
-      ).toEqual({ n: 2 });
+      // the running sessions in a table of their own (schema 4), the rows saying only idle or closed
+      expect(reopened.prepare("SELECT session_id FROM running_sessions ORDER BY session_id").all()).toEqual([
+        { session_id: "ses_idle" },
+        { session_id: "ses_running" },
+      ]);
+      expect(reopened.prepare("SELECT COUNT(*) AS n FROM sessions WHERE status = 'running'").get()).toEqual({
+        n: 0,
+      });
     } finally {
       reopened.close();
     }
@@ -131,9 +142,10 @@ describe("the SQLite store's schema", () => {
       const withChange = await grewBy(() => store.append("ses_large", MESSAGE, { setStatus: "running" }));
       const without = await grewBy(() => store.append("ses_large", MESSAGE));
       const backToIdle = await grewBy(() => store.append("ses_large", MESSAGE, { setStatus: "idle" }));
-      // the session's row and its status index: two pages, where the config's 20 KB were five more
-      expect(withChange - without).toBeLessThanOrEqual(2 * PAGE_FRAME);
-      expect(backToIdle - without).toBeLessThanOrEqual(2 * PAGE_FRAME);
+      // one page of the running sessions' table, where the session's row and a status index were
+      // two (schema 3) and the config's 20 KB five more (schema 1)
+      expect(withChange - without).toBeLessThanOrEqual(PAGE_FRAME);
+      expect(backToIdle - without).toBeLessThanOrEqual(PAGE_FRAME);
       expect((await store.getSession("ses_large"))?.config).toEqual(config);
     } finally {
       await store.close();
@@ -173,7 +185,7 @@ describe("the SQLite store's schema", () => {
     }
     const reopened = new Database(path, { readonly: true });
     try {
-      expect(reopened.pragma("user_version", { simple: true })).toBe(3);
+      expect(reopened.pragma("user_version", { simple: true })).toBe(4);
       // the row written before stays as it was; the one written since keeps its JSON apart
       const rows = reopened
         .prepare("SELECT seq, length(data) AS chars, body IS NOT NULL AS apart FROM events ORDER BY seq")
@@ -193,12 +205,83 @@ describe("the SQLite store's schema", () => {
     }
   });
 
+  it("opens a schema 3 file with its running sessions moved to a table of their own", async () => {
+    const old = new Database(path);
+    old.exec(SCHEMA_3);
+    const insert = old.prepare("INSERT INTO sessions VALUES (?, ?, ?, '2026-12-01T00:00:00.000Z')");
+    const config = old.prepare("INSERT INTO session_configs VALUES (?, ?)");
+    for (const [id, tenant, status] of [
+      ["ses_a_idle", "acme", "idle"],
+      ["ses_a_running", "acme", "running"],
+      ["ses_b_running", "beta", "running"],
+      ["ses_b_closed", "beta", "closed"],
+    ] as const) {
+      insert.run(id, tenant, status);
+      config.run(id, JSON.stringify(CONFIG));
+    }
+    old.close();
+
+    const store = new SqliteStore(path);
+    try {
+      expect((await store.sessionsWithStatus("running")).map((s) => s.id).sort()).toEqual([
+        "ses_a_running",
+        "ses_b_running",
+      ]);
+      expect((await store.sessionsWithStatus("idle")).map((s) => s.id)).toEqual(["ses_a_idle"]);
+      expect((await store.sessionsWithStatus("closed")).map((s) => s.id)).toEqual(["ses_b_closed"]);
+      expect((await store.getSession("ses_b_running"))?.status).toBe("running");
+      expect((await store.listSessions("beta", 10)).map((s) => [s.id, s.status])).toEqual([
+        ["ses_b_running", "running"],
+        ["ses_b_closed", "closed"],
+      ]);
+      // acme's running session takes its one place, until its turn ends
+      expect(await store.append("ses_a_idle", MESSAGE, { setStatus: "running", tenantTurnLimit: 1 })).toEqual(
+        { ok: false, status: "idle", tenantFull: true },
+      );
+      const ended = await store.append("ses_a_running", MESSAGE, {
+        expectStatus: ["running"],
+        setStatus: "idle",
+      });
+      expect(ended.ok).toBe(true);
+      const started = await store.append("ses_a_idle", MESSAGE, { setStatus: "running", tenantTurnLimit: 1 });
+      expect(started.ok).toBe(true);
+      const closed = await store.append("ses_a_running", MESSAGE, {
+        expectStatus: ["idle"],
+        setStatus: "closed",
+      });
+      expect(closed.ok).toBe(true);
+    } finally {
+      await store.close();
+    }
+    const reopened = new Database(path, { readonly: true });
+    try {
+      expect(reopened.pragma("user_version", { simple: true })).toBe(4);
+      expect(
+        reopened.prepare("SELECT session_id, tenant_id FROM running_sessions ORDER BY session_id").all(),
+      ).toEqual([
+        { session_id: "ses_a_idle", tenant_id: "acme" },
+        { session_id: "ses_b_running", tenant_id: "beta" },
+      ]);
+      expect(reopened.prepare("SELECT id, status FROM sessions ORDER BY id").all()).toEqual([
+        { id: "ses_a_idle", status: "idle" },
+        { id: "ses_a_running", status: "closed" },
+        { id: "ses_b_closed", status: "closed" },
+        { id: "ses_b_running", status: "idle" },
+      ]);
+      expect(
+        reopened.prepare("SELECT name FROM sqlite_master WHERE name = 'sessions_by_status'").all(),
+      ).toEqual([]);
+    } finally {
+      reopened.close();
+    }
+  });
+
   it("refuses a file a newer Brain has opened, leaving it as it was and letting go of it", async () => {
     const newer = new Database(path);
     newer.exec(SCHEMA_2);
     newer.pragma("user_version = 99");
     newer.close();
-    expect(() => new SqliteStore(path)).toThrow(/newer Brain \(schema 99\); this one knows schema 3/);
+    expect(() => new SqliteStore(path)).toThrow(/newer Brain \(schema 99\); this one knows schema 4/);
     // the refused store holds no lock: the newer Brain opens its file as it left it
     const again = new Database(path);
     try {

@@ -22,7 +22,7 @@ import type {
   Store,
 } from "./store.js";
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /**
  * An event whose JSON is longer than this is kept in `event_bodies`, its row in `events` left
@@ -39,7 +39,7 @@ const INLINE_EVENT_CHARS = 1024;
  * reads, and a read of the session as well. The busy ones stay: a session appended to again goes
  * in anew, and the oldest go first.
  */
-export const HEADS_KEPT = 4096;
+export const HEADS_KEPT = 1024;
 
 /** What an append checks of its session before it writes, and what it leaves behind. */
 interface SessionHead {
@@ -58,7 +58,10 @@ CREATE TABLE IF NOT EXISTS sessions (
   created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_by_tenant ON sessions (tenant_id, id);
-CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status) WHERE status = 'running';
+CREATE TABLE IF NOT EXISTS running_sessions (
+  session_id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS session_configs (
   session_id TEXT PRIMARY KEY,
   config TEXT NOT NULL
@@ -106,9 +109,28 @@ ALTER TABLE sessions DROP COLUMN config;
  */
 const FROM_SCHEMA_2 = "ALTER TABLE events ADD COLUMN body INTEGER;";
 
+/**
+ * Schema 3 kept a running session's status in its row, with a partial index of the running ones: a
+ * turn's start and end each wrote the row's page and the index's. Schema 4 keeps the sessions that
+ * run a turn in a small table of their own, a row each while the turn runs, so a turn's status
+ * changes write one page of a tree that holds only the running sessions; a session's row says only
+ * whether it is closed.
+ */
+const FROM_SCHEMA_3 = `
+CREATE TABLE running_sessions (session_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL) WITHOUT ROWID;
+INSERT INTO running_sessions (session_id, tenant_id) SELECT id, tenant_id FROM sessions WHERE status = 'running';
+UPDATE sessions SET status = 'idle' WHERE status = 'running';
+DROP INDEX sessions_by_status;
+`;
+
+/** A session's status: its row's (idle or closed), unless it runs a turn. */
+const STATUS = "CASE WHEN r.session_id IS NULL THEN s.status ELSE 'running' END";
+
+/** What a session's row says of a status: whether the session is closed. */
+const rowStatus = (status: SessionStatus): SessionStatus => (status === "closed" ? "closed" : "idle");
+
 /** Sessions, each with its config: the statements below add which. */
-const SELECT_SESSIONS =
-  "SELECT s.id, s.tenant_id, s.status, c.config, s.created_at FROM sessions s JOIN session_configs c ON c.session_id = s.id";
+const SELECT_SESSIONS = `SELECT s.id, s.tenant_id, ${STATUS} AS status, c.config, s.created_at FROM sessions s JOIN session_configs c ON c.session_id = s.id LEFT JOIN running_sessions r ON r.session_id = s.id`;
 
 export class StoreInUseError extends Error {
   constructor(readonly path: string) {
@@ -175,6 +197,7 @@ export class SqliteStore implements Store {
     this.#db.transaction(() => {
       if (version === 1) this.#db.exec(FROM_SCHEMA_1);
       if (version === 1 || version === 2) this.#db.exec(FROM_SCHEMA_2);
+      if (version >= 1 && version <= 3) this.#db.exec(FROM_SCHEMA_3);
       this.#db.exec(MIGRATION);
       this.#db.pragma(`user_version = ${SCHEMA_VERSION}`);
     })();
@@ -192,9 +215,13 @@ export class SqliteStore implements Store {
       listSessionsBefore: db.prepare<[string, string, number], SessionRow>(
         `${SELECT_SESSIONS} WHERE s.tenant_id = ? AND s.id < ? ORDER BY s.id DESC LIMIT ?`,
       ),
-      sessionsWithStatus: db.prepare<[string], SessionRow>(`${SELECT_SESSIONS} WHERE s.status = ?`),
+      // the running ones are read from their own table, the others from every session's row
+      runningSessions: db.prepare<[], SessionRow>(`${SELECT_SESSIONS} WHERE r.session_id IS NOT NULL`),
+      sessionsWithStatus: db.prepare<[string], SessionRow>(
+        `${SELECT_SESSIONS} WHERE s.status = ? AND r.session_id IS NULL`,
+      ),
       countRunning: db.prepare<[string], { n: number }>(
-        "SELECT COUNT(*) AS n FROM sessions WHERE status = 'running' AND tenant_id = ?",
+        "SELECT COUNT(*) AS n FROM running_sessions WHERE tenant_id = ?",
       ),
       dropStaleKey: db.prepare<[string, string, number, number]>(
         "DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND (created_at < ? OR (status IS NULL AND created_at < ?))",
@@ -213,13 +240,17 @@ export class SqliteStore implements Store {
         "DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND status IS NULL",
       ),
       sessionStatus: db.prepare<[string], { status: SessionStatus; tenant_id: string }>(
-        "SELECT status, tenant_id FROM sessions WHERE id = ?",
+        `SELECT ${STATUS} AS status, s.tenant_id FROM sessions s LEFT JOIN running_sessions r ON r.session_id = s.id WHERE s.id = ?`,
       ),
       // the events table is clustered on (session_id, seq): this is one descent of the primary key
       lastSeq: db.prepare<[string], { seq: number }>(
         "SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = ?",
       ),
-      setStatus: db.prepare("UPDATE sessions SET status = ? WHERE id = ?"),
+      startRunning: db.prepare<[string, string]>(
+        "INSERT INTO running_sessions (session_id, tenant_id) VALUES (?, ?)",
+      ),
+      stopRunning: db.prepare<[string]>("DELETE FROM running_sessions WHERE session_id = ?"),
+      setRowStatus: db.prepare<[SessionStatus, string]>("UPDATE sessions SET status = ? WHERE id = ?"),
       insertEvent: db.prepare<[string, number, string, string, string, number | bigint | null]>(
         "INSERT INTO events (session_id, seq, type, at, data, body) VALUES (?, ?, ?, ?, ?, ?)",
       ),
@@ -266,7 +297,7 @@ export class SqliteStore implements Store {
         // the session row is written only when its status changes, so most commits touch one page
         let status = head.status;
         if (options.setStatus && options.setStatus !== status) {
-          this.#statements.setStatus.run(options.setStatus, sessionId);
+          this.#writeStatus(sessionId, head.tenantId, status, options.setStatus);
           status = options.setStatus;
         }
         return {
@@ -364,6 +395,16 @@ export class SqliteStore implements Store {
     );
   }
 
+  /**
+   * A change of status as schema 4 keeps it: a turn's start and end in `running_sessions`, and the
+   * row written only when the session closes.
+   */
+  #writeStatus(sessionId: string, tenantId: string, from: SessionStatus, to: SessionStatus): void {
+    if (from === "running") this.#statements.stopRunning.run(sessionId);
+    if (to === "running") this.#statements.startRunning.run(sessionId, tenantId);
+    if (rowStatus(from) !== rowStatus(to)) this.#statements.setRowStatus.run(rowStatus(to), sessionId);
+  }
+
   /** The session's head as the file holds it; undefined if there is no such session. */
   #readHead(sessionId: string): SessionHead | undefined {
     const row = this.#statements.sessionStatus.get(sessionId);
@@ -403,7 +444,11 @@ export class SqliteStore implements Store {
   }
 
   async sessionsWithStatus(status: SessionStatus): Promise<SessionRecord[]> {
-    return this.#statements.sessionsWithStatus.all(status).map(toSession);
+    const rows =
+      status === "running"
+        ? this.#statements.runningSessions.all()
+        : this.#statements.sessionsWithStatus.all(status);
+    return rows.map(toSession);
   }
 
   async claimIdempotencyKey(claim: IdempotencyClaim): Promise<IdempotencyRecord | undefined> {
