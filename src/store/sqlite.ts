@@ -415,6 +415,14 @@ export class SqliteStore implements Store {
 
   /** Called once the head's transaction has committed: a rolled-back one must leave no trace here. */
   #keepHead(sessionId: string, head: SessionHead): void {
+    const kept = this.#heads.get(sessionId);
+    if (kept) {
+      // changed in place: a busy session's head outlives young collections, so a new one each
+      // append would leave the old one as garbage in the old generation
+      kept.status = head.status;
+      kept.lastSeq = head.lastSeq;
+      head = kept;
+    }
     this.#heads.delete(sessionId);
     this.#heads.set(sessionId, head);
     if (this.#heads.size > HEADS_KEPT) {
