@@ -87,12 +87,12 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
    * Write an event unless the client has it already, at once or with the pass's other live ones;
    * false when it was the last one.
    */
-  const write = (event: SessionEvent, frame: string, held = false): boolean => {
+  const write = (event: SessionEvent, frame: string, withThePass = false): boolean => {
     if ("seq" in event) {
       if (event.seq <= lastSeq) return true;
       lastSeq = event.seq;
     }
-    if (held) live.add(frame);
+    if (withThePass) live.add(frame);
     else res.write(frame);
     options.onWritten?.(Buffer.byteLength(frame));
     if (event.type !== "session.closed") return true;

@@ -294,7 +294,7 @@ export class SqliteStore implements Store {
           this.#statements.insertEvent.run(sessionId, seq, event.type, at, body === null ? json : "", body);
           stored.push(appendedEvent(seq, event, at, json));
         }
-        // the session row is written only when its status changes, so most commits touch one page
+        // a status is written only when it changes, so most commits touch only the events' pages
         let status = head.status;
         if (options.setStatus && options.setStatus !== status) {
           this.#writeStatus(sessionId, head.tenantId, status, options.setStatus);
