@@ -41,6 +41,25 @@ const INLINE_EVENT_CHARS = 1024;
  */
 export const HEADS_KEPT = 1024;
 
+/**
+ * The most events an append writes with one INSERT: a step's assistant message and its calls,
+ * mostly. An append of more writes a row a statement.
+ */
+const ROWS_AT_ONCE = 16;
+
+/** Whether events serialized as `jsons` go in one INSERT: a few, none long enough for a body of its own. */
+function fitsOneInsert(jsons: readonly string[]): boolean {
+  if (jsons.length === 0 || jsons.length > ROWS_AT_ONCE) return false;
+  for (const json of jsons) if (json.length > INLINE_EVENT_CHARS) return false;
+  return true;
+}
+
+/** An append's result, and the head it leaves its session with once committed. */
+interface AppendOutcome {
+  result: AppendResult;
+  head?: SessionHead;
+}
+
 /** What an append checks of its session before it writes, and what it leaves behind. */
 interface SessionHead {
   status: SessionStatus;
@@ -140,8 +159,9 @@ export class StoreInUseError extends Error {
 }
 
 /**
- * The embedded store: one SQLite file in WAL mode. Writes are synchronous and serialized by
- * SQLite, so a transaction's read-check-write is atomic without any lock of ours.
+ * The embedded store: one SQLite file in WAL mode. Writes are synchronous, and this process is
+ * the file's only writer, so an append's read-check-write is atomic without any lock of ours,
+ * whether it writes in a transaction or in the one statement SQLite commits by itself.
  * synchronous=NORMAL keeps every commit through a crash of Brain (kill -9); only a power loss
  * can take the last commits, the usual WAL trade.
  */
@@ -157,6 +177,8 @@ export class SqliteStore implements Store {
    * two statements fewer of the four or five an append runs.
    */
   readonly #heads = new Map<string, SessionHead>();
+  /** `#insertRows`'s statements, by how many rows they insert. */
+  readonly #insertRowsOf: Database.Statement[] = [];
   /** When expired idempotency keys were last swept: at most once a minute. */
   #sweptAt = 0;
 
@@ -251,9 +273,6 @@ export class SqliteStore implements Store {
       ),
       stopRunning: db.prepare<[string]>("DELETE FROM running_sessions WHERE session_id = ?"),
       setRowStatus: db.prepare<[SessionStatus, string]>("UPDATE sessions SET status = ? WHERE id = ?"),
-      insertEvent: db.prepare<[string, number, string, string, string, number | bigint | null]>(
-        "INSERT INTO events (session_id, seq, type, at, data, body) VALUES (?, ?, ?, ?, ?, ?)",
-      ),
       insertBody: db.prepare<[string]>("INSERT INTO event_bodies (data) VALUES (?)"),
       // a body is looked up only for the rows that have one
       readEvents: db.prepare<[string, number, number], EventRow>(
@@ -266,34 +285,14 @@ export class SqliteStore implements Store {
       (
         sessionId: string,
         events: readonly NewEvent[],
+        jsons: readonly string[],
         options: AppendOptions,
-      ): { result: AppendResult; head?: SessionHead } => {
+      ): AppendOutcome => {
         const head = this.#heads.get(sessionId) ?? this.#readHead(sessionId);
-        if (!head || (options.expectStatus && !options.expectStatus.includes(head.status))) {
-          return { result: { ok: false, status: head?.status } };
-        }
-        // one connection, one transaction at a time: the count cannot change before the commit
-        if (
-          options.tenantTurnLimit !== undefined &&
-          (this.#statements.countRunning.get(head.tenantId) as { n: number }).n >= options.tenantTurnLimit
-        ) {
-          return { result: { ok: false, status: head.status, tenantFull: true } };
-        }
-        const at = new Date().toISOString();
-        const stored: StoredEvent[] = [];
-        let seq = head.lastSeq;
-        if (options.expectLastSeq !== undefined && seq !== options.expectLastSeq) {
-          return { result: { ok: false, status: head.status, moved: true } };
-        }
-        for (const event of events) {
-          seq += 1;
-          const json = JSON.stringify(event.data);
-          // a long event's row holds its body's id in place of its JSON
-          const body =
-            json.length > INLINE_EVENT_CHARS ? this.#statements.insertBody.run(json).lastInsertRowid : null;
-          this.#statements.insertEvent.run(sessionId, seq, event.type, at, body === null ? json : "", body);
-          stored.push(appendedEvent(seq, event, at, json));
-        }
+        if (!head) return { result: { ok: false, status: undefined } };
+        const refused = this.#refusalOf(head, options);
+        if (refused) return { result: refused };
+        const stored = this.#insertEvents(sessionId, events, jsons, head.lastSeq);
         // a status is written only when it changes, so most commits touch only the events' pages
         let status = head.status;
         if (options.setStatus && options.setStatus !== status) {
@@ -302,7 +301,7 @@ export class SqliteStore implements Store {
         }
         return {
           result: { ok: true, events: stored },
-          head: { status, tenantId: head.tenantId, lastSeq: seq, fixed: head.fixed },
+          head: { status, tenantId: head.tenantId, lastSeq: head.lastSeq + events.length, fixed: head.fixed },
         };
       },
     );
@@ -328,7 +327,7 @@ export class SqliteStore implements Store {
     const create = this.#db.transaction(() => {
       this.#statements.insertSession.run(session.id, session.tenant_id, "idle", session.created_at);
       this.#statements.insertConfig.run(session.id, config);
-      return this.#appendTx(session.id, [first], {});
+      return this.#appendTx(session.id, [first], [JSON.stringify(first.data)], {});
     });
     const { result, head } = create();
     if (!result.ok || !result.events[0]) throw new Error("session insert did not take");
@@ -384,9 +383,109 @@ export class SqliteStore implements Store {
     events: readonly NewEvent[],
     options: AppendOptions = {},
   ): Promise<AppendResult> {
-    const { result, head } = this.#appendTx(sessionId, events, options);
+    // serialized before anything is written: data that cannot be is refused with nothing stored
+    const jsons = events.map((event) => JSON.stringify(event.data));
+    const { result, head } =
+      this.#appendAlone(sessionId, events, jsons, options) ??
+      this.#appendTx(sessionId, events, jsons, options);
     if (head) this.#keepHead(sessionId, head);
     return result;
+  }
+
+  /**
+   * An append that is one INSERT of its events, run alone: SQLite commits a statement as atomically
+   * as a transaction, and without a transaction's BEGIN and COMMIT, a third of the instructions of
+   * a one-event append (BENCHMARKS.md). Undefined for an append that needs more than that one
+   * statement: a read of its session's head, a count of the tenant's turns, a long event's body,
+   * a change of status.
+   */
+  #appendAlone(
+    sessionId: string,
+    events: readonly NewEvent[],
+    jsons: readonly string[],
+    options: AppendOptions,
+  ): AppendOutcome | undefined {
+    const head = this.#heads.get(sessionId);
+    if (
+      !head ||
+      options.tenantTurnLimit !== undefined ||
+      (options.setStatus !== undefined && options.setStatus !== head.status) ||
+      !fitsOneInsert(jsons)
+    )
+      return undefined;
+    const refused = this.#refusalOf(head, options);
+    if (refused) return { result: refused };
+    return {
+      result: { ok: true, events: this.#insertEvents(sessionId, events, jsons, head.lastSeq) },
+      head: {
+        status: head.status,
+        tenantId: head.tenantId,
+        lastSeq: head.lastSeq + events.length,
+        fixed: head.fixed,
+      },
+    };
+  }
+
+  /** Why the append is refused, judged on its session's head; undefined when it may go ahead. */
+  #refusalOf(head: SessionHead, options: AppendOptions): AppendResult | undefined {
+    if (options.expectStatus && !options.expectStatus.includes(head.status)) {
+      return { ok: false, status: head.status };
+    }
+    // one connection, one transaction at a time: the count cannot change before the commit
+    if (
+      options.tenantTurnLimit !== undefined &&
+      (this.#statements.countRunning.get(head.tenantId) as { n: number }).n >= options.tenantTurnLimit
+    ) {
+      return { ok: false, status: head.status, tenantFull: true };
+    }
+    if (options.expectLastSeq !== undefined && head.lastSeq !== options.expectLastSeq) {
+      return { ok: false, status: head.status, moved: true };
+    }
+    return undefined;
+  }
+
+  /**
+   * The events' rows after `lastSeq`: in one INSERT when they fit in one, else a statement each,
+   * a long event's body first.
+   */
+  #insertEvents(
+    sessionId: string,
+    events: readonly NewEvent[],
+    jsons: readonly string[],
+    lastSeq: number,
+  ): StoredEvent[] {
+    const at = new Date().toISOString();
+    const stored: StoredEvent[] = [];
+    const values: unknown[] = [];
+    const oneInsert = fitsOneInsert(jsons);
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index] as NewEvent;
+      const json = jsons[index] as string;
+      const seq = lastSeq + index + 1;
+      if (oneInsert) values.push(sessionId, seq, event.type, at, json, null);
+      else {
+        // a long event's row holds its body's id in place of its JSON
+        const body =
+          json.length > INLINE_EVENT_CHARS ? this.#statements.insertBody.run(json).lastInsertRowid : null;
+        this.#insertRows(1).run(sessionId, seq, event.type, at, body === null ? json : "", body);
+      }
+      stored.push(appendedEvent(seq, event, at, json));
+    }
+    if (oneInsert) this.#insertRows(events.length).run(values);
+    return stored;
+  }
+
+  /** The INSERT of `count` events' rows, prepared the first time an append has that many. */
+  #insertRows(count: number): Database.Statement {
+    let statement = this.#insertRowsOf[count];
+    if (!statement) {
+      const rows = Array.from({ length: count }, () => "(?, ?, ?, ?, ?, ?)").join(", ");
+      statement = this.#db.prepare(
+        `INSERT INTO events (session_id, seq, type, at, data, body) VALUES ${rows}`,
+      );
+      this.#insertRowsOf[count] = statement;
+    }
+    return statement;
   }
 
   async lastSeq(sessionId: string): Promise<number> {

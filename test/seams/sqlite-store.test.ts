@@ -80,3 +80,63 @@ describe("the SQLite store's heads of the sessions it appends to", () => {
     }
   });
 });
+
+describe("the SQLite store's writes of an append", () => {
+  const config = { model: "default", tools: [] as string[], max_steps: 4, metadata: {} };
+  const message = (content: string): NewEvent => ({ type: "message.user", data: { content } });
+  // a row SQLite cannot bind: the statement fails as it runs, after JSON had no complaint
+  const unbindable = { type: undefined, data: {} } as unknown as NewEvent;
+
+  async function withSession(test: (store: SqliteStore, sessionId: string) => Promise<void>) {
+    const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
+    const store = new SqliteStore(join(dir, "brain.db"));
+    try {
+      const { session } = await store.createSession(
+        { id: newId("ses"), tenant_id: "acme", config, created_at: new Date().toISOString() },
+        { type: "session.created", data: { config } },
+      );
+      await test(store, session.id);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it("stores appends of one INSERT and of a statement a row alike, in order", async () => {
+    await withSession(async (store, sessionId) => {
+      const long = "x".repeat(5000);
+      const appends = [
+        [message("a")],
+        Array.from({ length: 16 }, (_, i) => message(`b${i}`)),
+        Array.from({ length: 17 }, (_, i) => message(`c${i}`)),
+        [message("d"), message(long), message("e")],
+      ];
+      const sent: NewEvent[] = [];
+      for (const events of appends) {
+        const appended = await store.append(sessionId, events);
+        expect(appended.ok && appended.events.map((event) => event.seq)).toEqual(
+          events.map((_, i) => 2 + sent.length + i),
+        );
+        sent.push(...events);
+      }
+      const read = await store.readEvents(sessionId, 1, 100);
+      expect(read.map(({ type, data }) => ({ type, data }))).toEqual(sent);
+    });
+  });
+
+  it("leaves nothing of an append whose later row fails, however it was written", async () => {
+    await withSession(async (store, sessionId) => {
+      const long = message("y".repeat(5000));
+      for (const events of [
+        [message("a"), unbindable],
+        [long, unbindable],
+      ]) {
+        await expect(store.append(sessionId, events)).rejects.toThrow();
+        expect(await store.lastSeq(sessionId)).toBe(1);
+      }
+      const next = await store.append(sessionId, [message("b")], { expectLastSeq: 1 });
+      expect(next.ok && next.events.map((event) => event.seq)).toEqual([2]);
+      expect((await store.readEvents(sessionId, 0, 100)).map((event) => event.seq)).toEqual([1, 2]);
+    });
+  });
+});
