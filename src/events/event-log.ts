@@ -1,4 +1,5 @@
 import type { NewEvent, NewLiveEvent, StoredEvent } from "../../protocol/events.js";
+import { isoNow } from "../iso-now.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import type { AppendOptions, AppendResult, NewSession, Store } from "../store/store.js";
 import type { Metrics } from "../telemetry/metrics.js";
@@ -41,6 +42,6 @@ export class EventLog {
 
   /** A live-only event, in its place after the stored event `afterSeq`. */
   publishLive(sessionId: string, afterSeq: number, event: NewLiveEvent): void {
-    this.bus.publishLive(sessionId, afterSeq, { ...event, at: new Date().toISOString() });
+    this.bus.publishLive(sessionId, afterSeq, { ...event, at: isoNow() });
   }
 }

@@ -2,6 +2,7 @@ import type { SessionConfig, SessionConfigInput } from "../../protocol/session.j
 import type { BrainConfig } from "../config/load.js";
 import type { EventLog } from "../events/event-log.js";
 import { isId, newId } from "../ids.js";
+import { isoNow } from "../iso-now.js";
 import type { Store } from "../store/store.js";
 import type { TurnSupervisor } from "../turns/supervisor.js";
 import { SessionError, sessionClosed, sessionNotFound } from "./errors.js";
@@ -69,7 +70,7 @@ export class SessionDirectory {
       ...(input.script !== undefined && { script: input.script }),
     };
     const created = await this.deps.log.createSession(
-      { id: newId("ses"), tenant_id: tenantId, config: sessionConfig, created_at: new Date().toISOString() },
+      { id: newId("ses"), tenant_id: tenantId, config: sessionConfig, created_at: isoNow() },
       { type: "session.created", data: { config: sessionConfig } },
     );
     return created.session;

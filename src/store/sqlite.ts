@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import type { SessionConfig, SessionStatus } from "../../protocol/session.js";
 import { appendedEvent } from "../events/event-json.js";
+import { isoNow } from "../iso-now.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import {
   type EventRow,
@@ -454,7 +455,7 @@ export class SqliteStore implements Store {
     jsons: readonly string[],
     lastSeq: number,
   ): StoredEvent[] {
-    const at = new Date().toISOString();
+    const at = isoNow();
     const stored: StoredEvent[] = [];
     const values: unknown[] = [];
     const oneInsert = fitsOneInsert(jsons);

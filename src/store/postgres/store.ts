@@ -3,6 +3,7 @@ import pg from "pg";
 import type { NewEvent, StoredEvent } from "../../../protocol/events.js";
 import type { SessionStatus } from "../../../protocol/session.js";
 import { appendedEvent } from "../../events/event-json.js";
+import { isoNow } from "../../iso-now.js";
 import type { SessionRecord } from "../../sessions/session-record.js";
 import {
   type EventRow,
@@ -74,7 +75,7 @@ export class PostgresStore implements Store {
     session: NewSession,
     first: NewEvent,
   ): Promise<{ session: SessionRecord; event: StoredEvent }> {
-    const at = new Date().toISOString();
+    const at = isoNow();
     const firstJson = JSON.stringify(first.data);
     const insert = () =>
       this.pool.query(
@@ -134,7 +135,7 @@ export class PostgresStore implements Store {
     events: readonly NewEvent[],
     options: AppendOptions = {},
   ): Promise<AppendResult> {
-    const at = new Date().toISOString();
+    const at = isoNow();
     const dataJson = events.map((event) => JSON.stringify(event.data));
     // the same id on every attempt: an append that committed before its answer was lost is found
     const appendId = randomUUID();
