@@ -472,7 +472,8 @@ export class SqliteStore implements Store {
       }
       stored.push(appendedEvent(seq, event, at, json));
     }
-    if (oneInsert) this.#insertRows(events.length).run(values);
+    // spread, not bound as an array: better-sqlite3 reads an array an element at a time through V8's API
+    if (oneInsert) this.#insertRows(events.length).run(...values);
     return stored;
   }
 
