@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { NewEvent, SessionEvent } from "../../protocol/events.js";
+import { type NewEvent, type SessionEvent, StoredEventSchema } from "../../protocol/events.js";
+import { isoNow } from "../iso-now.js";
 import { appendedEvent, eventJson } from "./event-json.js";
 
 const result = (text: string) => ({
@@ -20,6 +21,16 @@ describe("eventJson", () => {
     // what the frame carries is what was committed, whatever happens to the object after
     data.content[0] = { type: "text", text: "changed after it was stored" };
     expect(JSON.parse(eventJson(event)).data).toEqual(JSON.parse(stored));
+  });
+
+  it("writes every stored event's type and an event time as JSON.stringify would", () => {
+    const types = StoredEventSchema.anyOf.map((schema) => schema.properties.type.const);
+    expect(types).toContain("tool.result");
+    for (const [index, type] of types.entries()) {
+      const at = isoNow(Date.UTC(2026, 11, 31, 23, 59, 59, 999) + index);
+      const event = appendedEvent(1, { type, data: {} } as NewEvent, at, "{}");
+      expect(eventJson(event)).toBe(JSON.stringify({ seq: 1, type, data: {}, at }));
+    }
   });
 
   it("makes an appended event that reads as the plain stored event it stands for", () => {
