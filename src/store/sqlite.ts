@@ -55,12 +55,6 @@ function fitsOneInsert(jsons: readonly string[]): boolean {
   return true;
 }
 
-/** An append's result, and the head it leaves its session with once committed. */
-interface AppendOutcome {
-  result: AppendResult;
-  head?: SessionHead;
-}
-
 /** What an append checks of its session before it writes, and what it leaves behind. */
 interface SessionHead {
   status: SessionStatus;
@@ -68,6 +62,20 @@ interface SessionHead {
   lastSeq: number;
   /** What a session's row never changes of once created, from its creation or its first read. */
   fixed?: { config: SessionConfig; createdAt: string };
+}
+
+/** The head an append of `count` events leaves its session with, its status then `status`. */
+const headAfter = (head: SessionHead, count: number, status: SessionStatus): SessionHead => ({
+  status,
+  tenantId: head.tenantId,
+  lastSeq: head.lastSeq + count,
+  fixed: head.fixed,
+});
+
+/** An append's result, and the head it leaves its session with once committed. */
+interface AppendOutcome {
+  result: AppendResult;
+  head?: SessionHead;
 }
 
 const MIGRATION = `
@@ -302,7 +310,7 @@ export class SqliteStore implements Store {
         }
         return {
           result: { ok: true, events: stored },
-          head: { status, tenantId: head.tenantId, lastSeq: head.lastSeq + events.length, fixed: head.fixed },
+          head: headAfter(head, events.length, status),
         };
       },
     );
@@ -395,10 +403,10 @@ export class SqliteStore implements Store {
 
   /**
    * An append that is one INSERT of its events, run alone: SQLite commits a statement as atomically
-   * as a transaction, and without a transaction's BEGIN and COMMIT, a third of the instructions of
-   * a one-event append (BENCHMARKS.md). Undefined for an append that needs more than that one
-   * statement: a read of its session's head, a count of the tenant's turns, a long event's body,
-   * a change of status.
+   * as a transaction, and this way without a transaction's BEGIN and COMMIT statements and the
+   * result object better-sqlite3 builds for each (BENCHMARKS.md). Undefined for an append that
+   * needs more than that one statement: a read of its session's head, a count of the tenant's
+   * turns, a long event's body, a change of status.
    */
   #appendAlone(
     sessionId: string,
@@ -418,12 +426,7 @@ export class SqliteStore implements Store {
     if (refused) return { result: refused };
     return {
       result: { ok: true, events: this.#insertEvents(sessionId, events, jsons, head.lastSeq) },
-      head: {
-        status: head.status,
-        tenantId: head.tenantId,
-        lastSeq: head.lastSeq + events.length,
-        fixed: head.fixed,
-      },
+      head: headAfter(head, events.length, head.status),
     };
   }
 
@@ -516,6 +519,11 @@ export class SqliteStore implements Store {
 
   /** Called once the head's transaction has committed: a rolled-back one must leave no trace here. */
   #keepHead(sessionId: string, head: SessionHead): void {
+    // a closed session takes no more turns: its config is let go, and a read finds it in the file
+    if (head.status === "closed") {
+      this.#heads.delete(sessionId);
+      return;
+    }
     const kept = this.#heads.get(sessionId);
     if (kept) {
       // changed in place: a busy session's head outlives young collections, so a new one each

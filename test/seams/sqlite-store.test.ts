@@ -79,6 +79,28 @@ describe("the SQLite store's heads of the sessions it appends to", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  it("answers for a closed session, whose head it lets go, from the file: its config, last seq and refusal", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
+    const store = new SqliteStore(join(dir, "brain.db"));
+    try {
+      const { session } = await createSession(store);
+      await store.append(session.id, [message], { setStatus: "running" });
+      const closed = await store.append(session.id, [{ type: "session.closed", data: {} }], {
+        expectStatus: ["running"],
+        setStatus: "closed",
+      });
+      expect(closed.ok && closed.events.map((event) => event.seq)).toEqual([3]);
+      expect(await store.getSession(session.id)).toEqual({ ...session, status: "closed", config });
+      expect(await store.lastSeq(session.id)).toBe(3);
+      expect(await store.append(session.id, [message], { expectStatus: ["idle", "running"] })).toEqual({
+        ok: false,
+        status: "closed",
+      });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("the SQLite store's writes of an append", () => {
