@@ -301,7 +301,7 @@ export class SqliteStore implements Store {
         if (!head) return { result: { ok: false, status: undefined } };
         const refused = this.#refusalOf(head, options);
         if (refused) return { result: refused };
-        const stored = this.#insertEvents(sessionId, events, jsons, head.lastSeq);
+        const stored = this.#insertEvents(sessionId, events, jsons, head.lastSeq, fitsOneInsert(jsons));
         // a status is written only when it changes, so most commits touch only the events' pages
         let status = head.status;
         if (options.setStatus && options.setStatus !== status) {
@@ -425,7 +425,7 @@ export class SqliteStore implements Store {
     const refused = this.#refusalOf(head, options);
     if (refused) return { result: refused };
     return {
-      result: { ok: true, events: this.#insertEvents(sessionId, events, jsons, head.lastSeq) },
+      result: { ok: true, events: this.#insertEvents(sessionId, events, jsons, head.lastSeq, true) },
       head: headAfter(head, events.length, head.status),
     };
   }
@@ -449,19 +449,19 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * The events' rows after `lastSeq`: in one INSERT when they fit in one, else a statement each,
-   * a long event's body first.
+   * The events' rows after `lastSeq`: in one INSERT when they fit in one (`fitsOneInsert`, which
+   * the caller has judged), else a statement each, a long event's body first.
    */
   #insertEvents(
     sessionId: string,
     events: readonly NewEvent[],
     jsons: readonly string[],
     lastSeq: number,
+    oneInsert: boolean,
   ): StoredEvent[] {
     const at = isoNow();
     const stored: StoredEvent[] = [];
     const values: unknown[] = [];
-    const oneInsert = fitsOneInsert(jsons);
     for (let index = 0; index < events.length; index++) {
       const event = events[index] as NewEvent;
       const json = jsons[index] as string;

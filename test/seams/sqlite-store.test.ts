@@ -20,44 +20,55 @@ describeStoreConformance("sqlite", () => {
   };
 });
 
+const config = { model: "default", tools: [] as string[], max_steps: 4, metadata: {} };
+const createSession = (store: SqliteStore) =>
+  store.createSession(
+    {
+      id: newId("ses"),
+      tenant_id: "acme",
+      config: structuredClone(config),
+      created_at: new Date().toISOString(),
+    },
+    { type: "session.created", data: { config } },
+  );
+
+/** A store on a file of its own, removed after `test`; `reopen` closes it and opens the file again. */
+async function withStore(
+  test: (store: SqliteStore, reopen: () => Promise<SqliteStore>) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
+  const path = join(dir, "brain.db");
+  let store = new SqliteStore(path);
+  try {
+    await test(store, async () => {
+      await store.close();
+      store = new SqliteStore(path);
+      return store;
+    });
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("the SQLite store's heads of the sessions it appends to", () => {
-  const config = { model: "default", tools: [] as string[], max_steps: 4, metadata: {} };
-  const createSession = (store: SqliteStore) =>
-    store.createSession(
-      {
-        id: newId("ses"),
-        tenant_id: "acme",
-        config: structuredClone(config),
-        created_at: new Date().toISOString(),
-      },
-      { type: "session.created", data: { config } },
-    );
   const message: NewEvent = { type: "message.user", data: { content: "go" } };
 
   it("answers a session from its head as the file holds it, its config a copy of the one created", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
-    const path = join(dir, "brain.db");
-    let store = new SqliteStore(path);
-    try {
+    await withStore(async (store, reopen) => {
       const created = await createSession(store);
       await store.append(created.session.id, [message], { setStatus: "running" });
       // what the caller does with its own objects afterwards is not the session's
       created.session.config.tools.push("echo");
       const fromHead = await store.getSession(created.session.id);
       expect(fromHead).toEqual({ ...created.session, status: "running", config });
-      await store.close();
-      store = new SqliteStore(path);
-      expect(await store.getSession(created.session.id)).toEqual(fromHead);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+      const reopened = await reopen();
+      expect(await reopened.getSession(created.session.id)).toEqual(fromHead);
+    });
   });
 
   it("reads a head pushed out by appends to other sessions from the file, as it was committed", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
-    const store = new SqliteStore(join(dir, "brain.db"));
-    try {
+    await withStore(async (store) => {
       const { session } = await createSession(store);
       await store.append(session.id, [message, message], { setStatus: "running" });
       for (let i = 0; i < HEADS_KEPT; i++) await createSession(store);
@@ -74,15 +85,11 @@ describe("the SQLite store's heads of the sessions it appends to", () => {
         ok: false,
         status: "idle",
       });
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
+
   it("answers for a closed session, whose head it lets go, from the file: its config, last seq and refusal", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
-    const store = new SqliteStore(join(dir, "brain.db"));
-    try {
+    await withStore(async (store) => {
       const { session } = await createSession(store);
       await store.append(session.id, [message], { setStatus: "running" });
       const closed = await store.append(session.id, [{ type: "session.closed", data: {} }], {
@@ -96,33 +103,17 @@ describe("the SQLite store's heads of the sessions it appends to", () => {
         ok: false,
         status: "closed",
       });
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe("the SQLite store's writes of an append", () => {
-  const config = { model: "default", tools: [] as string[], max_steps: 4, metadata: {} };
   const message = (content: string): NewEvent => ({ type: "message.user", data: { content } });
   // a row SQLite cannot bind: the statement fails as it runs, after JSON had no complaint
   const unbindable = { type: undefined, data: {} } as unknown as NewEvent;
 
-  async function withSession(test: (store: SqliteStore, sessionId: string) => Promise<void>) {
-    const dir = mkdtempSync(join(tmpdir(), "brain-store-"));
-    const store = new SqliteStore(join(dir, "brain.db"));
-    try {
-      const { session } = await store.createSession(
-        { id: newId("ses"), tenant_id: "acme", config, created_at: new Date().toISOString() },
-        { type: "session.created", data: { config } },
-      );
-      await test(store, session.id);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  const withSession = (test: (store: SqliteStore, sessionId: string) => Promise<void>) =>
+    withStore(async (store) => test(store, (await createSession(store)).session.id));
 
   it("stores appends of one INSERT and of a statement a row alike, in order", async () => {
     await withSession(async (store, sessionId) => {
