@@ -11,20 +11,29 @@ const INFINITE =
 /**
  * Why a parsed JSON value cannot be stored as it came, or undefined when it can: it nests arrays
  * and objects deeper than `maxDepth`, or it holds a number such as 1e400, which would be stored as
- * null (a tool's result would then no longer be what its output_schema allowed). Iterative, so
- * any depth is safe.
+ * null (a tool's result would then no longer be what its output_schema allowed). It descends no
+ * further than `maxDepth`, so any depth is safe; and it allocates nothing, since every tool call
+ * judges its result and its arguments (an explicit stack cost an object and an array a level).
  */
 export function unstorable(value: unknown, maxDepth = MAX_JSON_DEPTH): string | undefined {
-  if (typeof value === "number" && !Number.isFinite(value)) return INFINITE;
-  const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 1 }];
-  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    const { node, depth } = next;
-    if (node === null || typeof node !== "object") continue;
-    if (depth > maxDepth) return `nests deeper than ${maxDepth} levels`;
-    for (const child of Object.values(node)) {
-      if (child !== null && typeof child === "object") stack.push({ node: child, depth: depth + 1 });
-      else if (typeof child === "number" && !Number.isFinite(child)) return INFINITE;
+  return problemAt(value, 1, maxDepth);
+}
+
+function problemAt(value: unknown, depth: number, maxDepth: number): string | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : INFINITE;
+  if (value === null || typeof value !== "object") return undefined;
+  if (depth > maxDepth) return `nests deeper than ${maxDepth} levels`;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const problem = problemAt(value[index], depth + 1, maxDepth);
+      if (problem) return problem;
     }
+    return undefined;
+  }
+  // JSON.parse makes plain objects: every enumerable property for…in finds is their own
+  for (const key in value) {
+    const problem = problemAt((value as Record<string, unknown>)[key], depth + 1, maxDepth);
+    if (problem) return problem;
   }
   return undefined;
 }
