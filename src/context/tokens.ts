@@ -115,6 +115,22 @@ export function requestTokens(
       PER_CALL +
       counter.text(tool.name) +
       countKept(counter, tool.description) +
-      countKept(counter, JSON.stringify(tool.input_schema));
+      countKept(counter, schemaJson(tool.input_schema));
   return tokens;
+}
+
+const schemaJsons = new WeakMap<object, string>();
+
+/**
+ * A tool's input schema as JSON, made once per schema: every turn counts its requests' tools, and
+ * a binding's schema is the host config's own object, the same at every turn. Serializing it
+ * again was the largest JSON.stringify of a turn after its events' (BENCHMARKS.md).
+ */
+function schemaJson(schema: Record<string, unknown>): string {
+  let json = schemaJsons.get(schema);
+  if (json === undefined) {
+    json = JSON.stringify(schema);
+    schemaJsons.set(schema, json);
+  }
+  return json;
 }

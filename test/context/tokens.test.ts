@@ -144,4 +144,27 @@ describe("requestTokens", () => {
     expect(asked.slice(askedFirst)).toEqual(["lookup", "Looks up."]);
     expect(requestTokens(counter, `${again.system} And briefly.`, again.tools)).toBeGreaterThan(counted);
   });
+
+  it("serializes a binding's schema once however many turns count it, and another schema anew", () => {
+    let serialized = 0;
+    // a binding's schema is the host config's object, the same at every turn
+    const schema = {
+      type: "object",
+      toJSON: () => {
+        serialized++;
+        return { type: "object", properties: { text: { type: "string" } } };
+      },
+    };
+    const tool = (input_schema: Record<string, unknown>) => ({
+      name: "echo",
+      description: "Echoes.",
+      input_schema,
+    });
+    const counted = requestTokens(ESTIMATE, undefined, [tool(schema)]);
+    for (let turn = 0; turn < 3; turn++)
+      expect(requestTokens(ESTIMATE, undefined, [tool(schema)])).toBe(counted);
+    expect(serialized).toBe(1);
+    const longer = { type: "object", properties: { text: { type: "string", description: "x".repeat(100) } } };
+    expect(requestTokens(ESTIMATE, undefined, [tool(longer)])).toBeGreaterThan(counted);
+  });
 });
