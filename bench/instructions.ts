@@ -22,6 +22,17 @@ const run$ = promisify(execFile);
  * 500 turns' instructions were the optimizing compiler's; after 4,000, 3% of the next 1,000's.
  */
 const WARMUP_TURNS = 4000;
+/**
+ * Turns of more than one call before the count starts: as many as make this many calls, so each
+ * call's code is as warm as in turns of one, and at least 1,000 (a turn's own code then still
+ * compiles now and then, a share of a turn that its calls dilute). Under valgrind a turn of ten
+ * calls takes about four of one.
+ */
+const WARMUP_CALLS = 15_000;
+
+function warmupTurnsFor(callsPerTurn: number): number {
+  return callsPerTurn === 1 ? WARMUP_TURNS : Math.max(1000, Math.ceil(WARMUP_CALLS / callsPerTurn));
+}
 /** Sessions the turns go round: each has a history, as a busy Brain's sessions do. */
 const SESSIONS = 20;
 /**
@@ -57,9 +68,10 @@ interface Counted {
 }
 
 /**
- * Instructions per turn: sequential turns of one echo call through a Brain running under
- * valgrind's callgrind, counting every instruction its process executes in user space (its own
- * JavaScript, V8's compiler and collector with --single-threaded, SQLite, libuv), not the kernel's.
+ * Instructions per turn: sequential turns of one echo call (or of --calls-per-turn) through a Brain
+ * running under valgrind's callgrind, counting every instruction its process executes in user
+ * space (its own JavaScript, V8's compiler and collector with --single-threaded, SQLite, libuv),
+ * not the kernel's.
  * On an idle machine the same build counts within 0.2% run to run, where a timed A/B on a shared
  * machine moves ±10% a set; a busy machine still moves a count by a few percent (how a turn's I/O
  * falls into the event loop's iterations changes with it), so both builds are counted side by
@@ -71,6 +83,7 @@ export const run: Benchmark = async (context) => {
     throw new Error("instructions: needs valgrind (apt-get install valgrind), which is not installed");
   }
   const turns = context.options.turns;
+  const callsPerTurn = context.options.callsPerTurn ?? 1;
   const token = randomBytes(24).toString("base64url");
   const echo = await startEchoService(context.root, token);
   const { reference } = context;
@@ -93,7 +106,7 @@ export const run: Benchmark = async (context) => {
           name: `instructions-${name}`,
           echoUrl: echo.ready,
           toolsKey: token,
-          script: throughputScript(1),
+          script: throughputScript(callsPerTurn),
           root,
           ...(entry && { entry }),
           // the compiler and the collector on the main thread, so that what they do is counted
@@ -114,10 +127,10 @@ export const run: Benchmark = async (context) => {
         });
         const counted = { name, brain, dumps };
         started.push(counted);
-        return { name, ...(await countTurns(context, counted, turns)) };
+        return { name, ...(await countTurns(context, counted, turns, warmupTurnsFor(callsPerTurn))) };
       }),
     );
-    return report(counts, turns, reference?.commit);
+    return report(counts, { turns, callsPerTurn }, reference?.commit);
   } finally {
     await Promise.allSettled([
       echo.stop(),
@@ -137,7 +150,12 @@ interface WindowCounts {
 }
 
 /** `turns` sequential turns after the warm-up, counted in windows. */
-async function countTurns(context: BenchContext, counted: Counted, turns: number): Promise<WindowCounts> {
+async function countTurns(
+  context: BenchContext,
+  counted: Counted,
+  turns: number,
+  warmupTurns: number,
+): Promise<WindowCounts> {
   const { brain, dumps, name } = counted;
   const agent = new Agent({ connections: null });
   const stop = new AbortController();
@@ -174,9 +192,9 @@ async function countTurns(context: BenchContext, counted: Counted, turns: number
     };
     const perWindow = Math.ceil(turns / WINDOWS);
     context.log(
-      `instructions: ${name}, ${WARMUP_TURNS} turns to warm up, then ${WINDOWS} windows of ${perWindow} counted`,
+      `instructions: ${name}, ${warmupTurns} turns to warm up, then ${WINDOWS} windows of ${perWindow} counted`,
     );
-    await play(WARMUP_TURNS);
+    await play(warmupTurns);
     const pid = String(brain.process.child.pid);
     await run$("callgrind_control", ["--zero", pid]);
     const windows: number[] = [];
@@ -203,7 +221,11 @@ async function countTurns(context: BenchContext, counted: Counted, turns: number
 
 type Counts = WindowCounts & { name: string };
 
-function report(counts: Counts[], turns: number, commit?: string) {
+function report(
+  counts: Counts[],
+  { turns, callsPerTurn }: { turns: number; callsPerTurn: number },
+  commit?: string,
+) {
   const countsOf = (name: string) => counts.find((count) => count.name === name);
   const other = commit ? "reference" : "floor";
   const versusOther = commit ? "vs reference" : "vs the floor";
@@ -217,10 +239,11 @@ function report(counts: Counts[], turns: number, commit?: string) {
     `${count.name} ${count.windows.map((window) => Math.round(window).toLocaleString("en")).join(", ")}`;
   return {
     id: "instructions",
-    title: "Instructions per turn of one echo call (callgrind, sequential turns)",
+    title: `Instructions per turn of ${callsPerTurn === 1 ? "one echo call" : `${callsPerTurn} echo calls`} (callgrind, sequential turns)`,
     params: {
-      warmup_turns: WARMUP_TURNS,
+      warmup_turns: warmupTurnsFor(callsPerTurn),
       turns,
+      calls_per_turn: callsPerTurn,
       windows: WINDOWS,
       sessions: SESSIONS,
       ...(commit && { reference: commit }),

@@ -9,8 +9,8 @@ export interface BenchOptions {
   /** Throughput: concurrent sessions, and how long they run. */
   sessions: number;
   durationSeconds: number;
-  /** Throughput and PostgreSQL: echo calls in each turn. */
-  callsPerTurn: number;
+  /** Echo calls in each turn: unset, each benchmark's own default (throughput and PostgreSQL 10, instructions 1). */
+  callsPerTurn: number | undefined;
   /** Throughput: the length of each session's system prompt, in characters; 0 for none. */
   systemChars: number;
   /** Throughput: the length of each echo call's text, in characters; 0 for the default "hello". */
@@ -44,7 +44,7 @@ const NUMBERS = {
   sets: { flag: "sets", fallback: 1, min: 1 },
   sessions: { flag: "sessions", fallback: 1000, min: 1 },
   durationSeconds: { flag: "duration", fallback: 20, min: 1 },
-  callsPerTurn: { flag: "calls-per-turn", fallback: 10, min: 1 },
+  callsPerTurn: { flag: "calls-per-turn", fallback: undefined, min: 1 },
   systemChars: { flag: "system-chars", fallback: 0, min: 0 },
   // the example echo tool takes texts of up to 4,096 characters
   payloadChars: { flag: "payload-chars", fallback: 0, min: 0, max: 4096 },
@@ -67,15 +67,16 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
                          placement and JIT alone move a set by ±10%: use 3 or more for an A/B)
   --sessions N           throughput: concurrent sessions (default 1000)
   --duration SECONDS     throughput: how long they run (default 20)
-  --calls-per-turn N     throughput, postgres: echo calls in each turn (default 10; an agent's
-                         turns often make one or two, and a turn costs more than a call)
+  --calls-per-turn N     throughput, postgres, instructions: echo calls in each turn (default 10,
+                         and 1 for instructions; an agent's turns often make one or two, and a
+                         turn costs more than a call)
   --system-chars N       throughput: each session's system prompt, N characters of prose (default
                          none; an agent's prompt often runs 5,000 to 30,000)
   --payload-chars N      throughput: each echo call's text, N characters up to 4096 (default
                          "hello"): the call, its result and their events carry it, as a tool
                          reading files does; the raw POSTs send the same
-  --turns N              instructions: turns of one echo call counted under callgrind, after
-                         4,000 to warm up (default 1000)
+  --turns N              instructions: turns counted under callgrind, after 4,000 to warm up
+                         (default 1000)
   --clients N            fan-out: SSE clients on one session (default 1000)
   --messages N           fan-out: messages whose events are timed (default 100)
   --idle-sessions N      memory: idle sessions held (default 10000)
@@ -133,6 +134,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
     const envName = `BENCH_${flag.toUpperCase().replace(/-/g, "_")}`;
     const raw = (values[flag] as string | undefined) ?? env[envName];
     const value = raw === undefined ? fallback : Number(raw);
+    if (value === undefined) continue;
     if (!Number.isInteger(value) || value < min || value > max) {
       const range = max === Number.POSITIVE_INFINITY ? `≥ ${min}` : `from ${min} to ${max}`;
       return { ok: false, help: false, problem: `--${flag} (${envName}): must be an integer ${range}` };
@@ -155,7 +157,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): ParsedOpti
       sets: numbers.sets as number,
       sessions: numbers.sessions as number,
       durationSeconds: numbers.durationSeconds as number,
-      callsPerTurn: numbers.callsPerTurn as number,
+      callsPerTurn: numbers.callsPerTurn,
       systemChars: numbers.systemChars as number,
       payloadChars: numbers.payloadChars as number,
       turns: numbers.turns as number,

@@ -10,7 +10,7 @@ import { type ArrivedEvent, watchEvents } from "./event-stream.js";
 import { startEchoService } from "./processes.js";
 import type { Benchmark, Figure } from "./section.js";
 import { nowMs, summarize } from "./stats.js";
-import { measureTurns, type TurnsMeasured, throughputScript } from "./throughput.js";
+import { CALLS_PER_TURN, measureTurns, type TurnsMeasured, throughputScript } from "./throughput.js";
 
 /** The PostgreSQL to measure on (BRAIN_BENCH_POSTGRES); the run makes a database of its own there and drops it. */
 const ADMIN_URL =
@@ -36,7 +36,7 @@ export const run: Benchmark = async (context) => {
       name,
       echoUrl: echo.ready,
       toolsKey: token,
-      script: throughputScript(context.options.callsPerTurn),
+      script: throughputScript(context.options.callsPerTurn ?? CALLS_PER_TURN),
       ...(postgres && { postgres: { url: database.url, ...(leaseSeconds && { leaseSeconds }) } }),
       ...(key && { key }),
     });

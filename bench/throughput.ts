@@ -15,6 +15,9 @@ import { nowMs, summarize } from "./stats.js";
 const SCRIPT_STEPS = 10_000;
 const MIB = 2 ** 20;
 
+/** Echo calls in each turn of the throughput and PostgreSQL runs, unless --calls-per-turn says. */
+export const CALLS_PER_TURN = 10;
+
 /**
  * The scripted model's script for the throughput runs: a message starts a turn of `callsPerTurn`
  * echo calls of `text`, one a step, over and over.
@@ -157,7 +160,8 @@ export async function measureTurns<T>(
  * the raw limit: as many undici POSTs in flight to the same echo service for the same time.
  */
 export const run: Benchmark = async (context) => {
-  const { sessions: count, durationSeconds, callsPerTurn, systemChars, payloadChars } = context.options;
+  const { sessions: count, durationSeconds, systemChars, payloadChars } = context.options;
+  const callsPerTurn = context.options.callsPerTurn ?? CALLS_PER_TURN;
   const system = systemChars > 0 ? prose(systemChars) : undefined;
   const text = payloadChars > 0 ? prose(payloadChars) : CALL_TEXT;
   const warmupMs = Math.min(3000, durationSeconds * 200);

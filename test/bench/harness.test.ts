@@ -34,7 +34,8 @@ describe("bench options", () => {
       options: {
         sets: 1,
         sessions: 1000,
-        callsPerTurn: 10,
+        // unset: each benchmark's own default (throughput 10, instructions 1)
+        callsPerTurn: undefined,
         systemChars: 0,
         payloadChars: 0,
         turns: 1000,
