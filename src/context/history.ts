@@ -1,5 +1,6 @@
 import type { ContextCompactedData, ToolResultEventData } from "../../protocol/events.js";
 import type { ConversationMessage, Usage } from "../models/provider.js";
+import { packedMap } from "../packed.js";
 import { messageTokens, type TokenCounter } from "./tokens.js";
 
 /** How a session's conversation is measured and cut for its model. */
@@ -94,7 +95,7 @@ export class ContextHistory {
     this.#reclaim();
     const sent =
       message.role === "tool"
-        ? { role: "tool" as const, results: message.results.map(this.measure.forModel) }
+        ? { role: "tool" as const, results: packedMap(message.results, this.measure.forModel) }
         : message;
     const tokens = messageTokens(this.measure.counter, sent);
     this.#entries.push({ message: sent, seq, tokens });

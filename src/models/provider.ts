@@ -3,6 +3,7 @@ import type { ScriptedCompaction } from "../../protocol/script.js";
 import type { SessionConfig } from "../../protocol/session.js";
 import type { ModelFailureCode } from "../../protocol/turn-failures.js";
 import type { ModelConfig } from "../config/load.js";
+import { packedMap } from "../packed.js";
 import type { Logger } from "../telemetry/logger.js";
 
 export interface ToolCall {
@@ -123,7 +124,7 @@ export function replyToolCalls(
 ): ModelReply["tool_calls"] {
   const counts = new Map<string, number>();
   for (const { id } of calls) if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
-  return calls.map(({ id, name, arguments: args }) => ({
+  return packedMap(calls, ({ id, name, arguments: args }) => ({
     name,
     arguments: args,
     ...(id && counts.get(id) === 1 && { provider_call_id: id }),

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ScriptedCompaction, ScriptedStep } from "../../protocol/script.js";
+import { packedMap } from "../packed.js";
 import {
   type ConversationMessage,
   ModelError,
@@ -40,7 +41,7 @@ export class ScriptedModel implements ModelProvider {
     const values = new TemplateValues(request.messages);
     const text = fill(step.text ?? "", values);
     if (text !== "") request.onDelta(text, 1);
-    const toolCalls = (step.tool_calls ?? []).map((call) => ({
+    const toolCalls = packedMap(step.tool_calls ?? [], (call) => ({
       name: call.name,
       arguments: fillDeep(call.arguments, values),
     }));

@@ -5,6 +5,7 @@ import type { NewEvent, StoredEvent } from "../../protocol/events.js";
 import type { SessionConfig, SessionStatus } from "../../protocol/session.js";
 import { appendedEvent } from "../events/event-json.js";
 import { isoNow } from "../iso-now.js";
+import { packedMap } from "../packed.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import {
   type EventRow,
@@ -393,7 +394,7 @@ export class SqliteStore implements Store {
     options: AppendOptions = {},
   ): Promise<AppendResult> {
     // serialized before anything is written: data that cannot be is refused with nothing stored
-    const jsons = events.map((event) => JSON.stringify(event.data));
+    const jsons = packedMap(events, (event) => JSON.stringify(event.data));
     const { result, head } =
       this.#appendAlone(sessionId, events, jsons, options) ??
       this.#appendTx(sessionId, events, jsons, options);

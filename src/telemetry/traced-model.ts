@@ -26,10 +26,11 @@ export function tracedModel(
 ): ModelProvider {
   const { labels, tokensIn, tokensOut, seconds, succeeded } = cellsOf(metrics, entry);
   return {
-    // a replaying model's recorded compactions are the wrapped model's own
-    ...(provider.recordedCompaction && {
-      recordedCompaction: provider.recordedCompaction.bind(provider),
-    }),
+    // a replaying model's recorded compactions are the wrapped model's own. The property is there
+    // (undefined) for a model without them too: a literal of one shape has one map, which its
+    // boilerplate keeps alive, where one spread in anew each turn got a map V8 could drop between
+    // turns, and the turn loop reading it was deoptimized (BENCHMARKS.md, "Arrays of one kind")
+    recordedCompaction: provider.recordedCompaction?.bind(provider),
     complete: async (request) => {
       const span = startUnsentSpan(
         tracing,

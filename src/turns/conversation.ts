@@ -5,6 +5,7 @@ import type {
   ToolResultEventData,
 } from "../../protocol/events.js";
 import { ContextHistory, type ContextMeasure } from "../context/history.js";
+import { packedMap } from "../packed.js";
 
 /**
  * A session's stored events folded into the conversation a model sees, one event at a time, so a
@@ -40,7 +41,7 @@ export class ConversationFold {
         if (data.tool_calls.length > 0)
           this.#pending = {
             seq: event.seq + 1,
-            order: data.tool_calls.map((call) => call.call_id),
+            order: packedMap(data.tool_calls, (call) => call.call_id),
             results: new Map(),
           };
         break;
@@ -77,10 +78,12 @@ export class ConversationFold {
   #pendingResults(): ToolResultEventData[] {
     const pending = this.#pending;
     if (!pending) return [];
-    return pending.order.flatMap((id) => {
+    const results: ToolResultEventData[] = [];
+    for (const id of pending.order) {
       const result = pending.results.get(id);
-      return result ? [result] : [];
-    });
+      if (result) results.push(result);
+    }
+    return results;
   }
 
   #flush(): void {

@@ -19,6 +19,7 @@ import {
   type ToolSpec,
   type Usage,
 } from "../models/provider.js";
+import { packedMap } from "../packed.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Metrics } from "../telemetry/metrics.js";
@@ -100,7 +101,7 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
   const { session, signal } = turn;
   const { history } = turn;
   const usage: Usage = turn.resume ? { ...turn.resume.usage } : { input_tokens: 0, output_tokens: 0 };
-  const specs: ToolSpec[] = [...deps.tools.values()].map((tool) => ({
+  const specs: ToolSpec[] = packedMap([...deps.tools.values()], (tool) => ({
     name: tool.name,
     description: tool.description,
     input_schema: tool.inputSchema,
@@ -191,7 +192,7 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
       return "failed";
     }
 
-    const calls: ToolCall[] = reply.tool_calls.map((call) => ({
+    const calls: ToolCall[] = packedMap(reply.tool_calls, (call) => ({
       call_id: newId("call"),
       name: call.name,
       arguments: call.arguments,
@@ -283,7 +284,7 @@ async function runCalls(
       return callTool(turn, deps, call);
     }),
   );
-  return settled.map((outcome) => {
+  return packedMap(settled, (outcome) => {
     if (outcome.status === "rejected") throw outcome.reason;
     return outcome.value;
   });
