@@ -1,4 +1,4 @@
-import type { NewEvent, NewLiveEvent, StoredEvent } from "../../protocol/events.js";
+import type { LiveEvent, NewEvent, NewLiveEvent, StoredEvent } from "../../protocol/events.js";
 import { isoNow } from "../iso-now.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import type { AppendOptions, AppendResult, NewSession, Store } from "../store/store.js";
@@ -42,6 +42,13 @@ export class EventLog {
 
   /** A live-only event, in its place after the stored event `afterSeq`. */
   publishLive(sessionId: string, afterSeq: number, event: NewLiveEvent): void {
-    this.bus.publishLive(sessionId, afterSeq, { ...event, at: isoNow() });
+    // a literal of one shape, not a spread: its map is its boilerplate's, the same every turn, where
+    // a spread's could be dropped between turns and every reader of live events deoptimized
+    // (BENCHMARKS.md, "Arrays of one kind")
+    this.bus.publishLive(sessionId, afterSeq, {
+      type: event.type,
+      data: event.data,
+      at: isoNow(),
+    } as LiveEvent);
   }
 }
