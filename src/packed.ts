@@ -3,7 +3,7 @@
  * inlined `Array.prototype.map` makes a holey array where the builtin that unoptimized code calls
  * makes a packed one: a function of the turn loop that was optimized or deoptimized began handing
  * out arrays of another map, and every optimized function that read them deoptimized ("wrong map")
- * and was compiled again, over and over (BENCHMARKS.md, "Arrays of one kind whatever the tier").
+ * and was compiled again, over and over (BENCHMARKS.md, "Arrays of one kind whatever V8's tier").
  * Arrays that pass between the turn loop's functions are made with this; a push-built array is
  * packed in every tier.
  */
