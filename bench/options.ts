@@ -75,8 +75,9 @@ Measures Brain against the raw limit and the peer in one run, prints a table and
   --payload-chars N      throughput: each echo call's text, N characters up to 4096 (default
                          "hello"): the call, its result and their events carry it, as a tool
                          reading files does; the raw POSTs send the same
-  --turns N              instructions: turns counted under callgrind, after 4,000 to warm up
-                         (default 1000)
+  --turns N              instructions: turns counted under callgrind (default 1000), after 4,000
+                         to warm up, or with longer turns as many as make 15,000 calls (at least
+                         1,000)
   --clients N            fan-out: SSE clients on one session (default 1000)
   --messages N           fan-out: messages whose events are timed (default 100)
   --idle-sessions N      memory: idle sessions held (default 10000)
