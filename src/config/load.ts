@@ -40,7 +40,13 @@ export interface ToolBinding {
   description: string;
   inputSchema: Record<string, unknown>;
   outputSchema: Record<string, unknown> | undefined;
-  url: URL;
+  /**
+   * Where each call goes, read once from the configured URL: a URL's getters build a new string at
+   * every read, and undici hashes the origin at every call to find the connection pool.
+   */
+  origin: string;
+  /** The URL's path and query. */
+  path: string;
   token: Secret | undefined;
   tenants: ReadonlySet<string>;
   timeoutMs: number;
@@ -258,12 +264,14 @@ function resolveParts(config: ConfigParts, options: LoadOptions): LoadResult {
     const validateOutput =
       tool.output_schema && compileOrReport(tool.output_schema, `${at}.output_schema`, problems);
     if (!validateArguments || urlIssue) return;
+    const url = new URL(tool.url);
     tools.set(tool.name, {
       name: tool.name,
       description: tool.description,
       inputSchema: tool.input_schema,
       outputSchema: tool.output_schema,
-      url: new URL(tool.url),
+      origin: url.origin,
+      path: url.pathname + url.search,
       token,
       tenants: new Set(tool.tenants),
       timeoutMs: Math.round((tool.timeout_seconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000),

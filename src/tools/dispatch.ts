@@ -91,8 +91,8 @@ export class ToolDispatcher {
     try {
       this.#dispatcher.dispatch(
         {
-          origin: binding.url.origin,
-          path: binding.url.pathname + binding.url.search,
+          origin: binding.origin,
+          path: binding.path,
           method: "POST",
           headers: requestHeaders(binding, request.callId, span && traceparentOf(span.spanContext())),
           body: requestBody(request),

@@ -3,6 +3,8 @@ import type { AddressInfo, Socket } from "node:net";
 
 export interface ReceivedCall {
   path: string;
+  /** The request target as it came: the path and the query. */
+  target: string;
   headers: IncomingHttpHeaders;
   body: Record<string, unknown>;
   /** Brain's end of the connection the call came on: the same for calls on one kept-alive connection. */
@@ -45,9 +47,11 @@ export async function startToolService(routes: Record<string, ToolRoute>): Promi
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString("utf8");
-    const path = (req.url ?? "/").split("?")[0] as string;
+    const target = req.url ?? "/";
+    const path = target.split("?")[0] as string;
     const call: ReceivedCall = {
       path,
+      target,
       headers: req.headers,
       body: text ? JSON.parse(text) : {},
       remotePort: req.socket.remotePort,

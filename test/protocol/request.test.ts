@@ -158,6 +158,7 @@ beforeAll(async () => {
         binding("echo", "/echo"),
         binding("echo_with_token", "/echo", { token_env: "TOOL_TOKEN" }),
         binding("echo_with_short_token", "/echo", { token_env: "SHORT_TOKEN" }),
+        binding("echo_with_query", "/echo?region=eu&v=2"),
         binding("hang", "/hang"),
         binding("held", "/held"),
         binding("progress", "/progress"),
@@ -208,6 +209,12 @@ describe("the request", () => {
       arguments: { text: "hi" },
     });
     expect(Object.keys(call.body)).toEqual(["tenant_id", "session_id", "call_id", "arguments"]);
+  });
+
+  it("goes to the binding URL's path and query, as configured", async () => {
+    const session = await client.createSession(oneCall("echo_with_query"));
+    await runTurn(client, session.id, "go");
+    expect(lastCall("/echo").target).toBe("/echo?region=eu&v=2");
   });
 
   it("carries the client's trace on as a child traceparent", async () => {
