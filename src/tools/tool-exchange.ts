@@ -74,8 +74,7 @@ export class ToolExchange implements Dispatcher.DispatchHandler {
     if (this.#settled || statusCode < 200) return true;
     clearTimeout(this.#headersTimer);
     this.statusCode = statusCode;
-    const head = { statusCode, ...headersOf(rawHeaders) };
-    const read = readToolResponse(head, this.binding, this.limits, this.onProgress);
+    const read = readToolResponse(headOf(statusCode, rawHeaders), this.binding, this.limits, this.onProgress);
     if (read instanceof ToolFailure) {
       this.#finish(read, true);
       return true;
@@ -142,8 +141,8 @@ export class ToolExchange implements Dispatcher.DispatchHandler {
   }
 }
 
-/** The headers a result depends on, from undici's raw name and value pairs. */
-function headersOf(raw: Buffer[]): Omit<ResponseHead, "statusCode"> {
+/** The status and the headers a result depends on, from undici's raw name and value pairs. */
+function headOf(statusCode: number, raw: Buffer[]): ResponseHead {
   let contentType: string | undefined;
   let contentLength: string | undefined;
   let lengths = 0;
@@ -166,6 +165,7 @@ function headersOf(raw: Buffer[]): Omit<ResponseHead, "statusCode"> {
     }
   }
   return {
+    statusCode,
     contentType,
     contentLength: lengths === 1 ? contentLength : undefined,
     location: locations === 1 ? location : undefined,
