@@ -45,8 +45,17 @@ export class HistogramCell {
   }
 }
 
+/** Cells by one label's value, or the next label's tree. */
+type LabelTree<Cell> = Map<string, Cell | LabelTree<Cell>>;
+
 abstract class Tally<L extends string, Cell> {
-  readonly #cells = new Map<string, { labels: Labels<L>; cell: Cell }>();
+  /** Every cell with its label values, in the order they were made: what a scrape prints. */
+  readonly #cells: { labels: Labels<L>; cell: Cell }[] = [];
+  /**
+   * The cells by the first label's value, then the next's: found without a key string built and
+   * hashed at every count (a label's value is most often a string whose hash V8 already keeps).
+   */
+  readonly #byValue: LabelTree<Cell> = new Map();
 
   constructor(
     readonly name: string,
@@ -64,16 +73,29 @@ abstract class Tally<L extends string, Cell> {
 
   /** The cell of these label values, made the first time: a caller counting often keeps it. */
   labels(labels: Labels<L>): Cell {
-    let key = "";
-    for (const name of this.labelNames) key += `${labels[name]}\u0000`;
-    let entry = this.#cells.get(key);
-    if (!entry) {
-      const copied = {} as Labels<L>;
-      for (const name of this.labelNames) copied[name] = String(labels[name]);
-      entry = { labels: copied, cell: this.newCell() };
-      this.#cells.set(key, entry);
+    const names = this.labelNames;
+    let level = this.#byValue;
+    // a metric without labels has one cell, under the empty value
+    const last = names.length - 1;
+    for (let index = 0; index < last; index++) {
+      const value = String(labels[names[index] as L]);
+      let next = level.get(value) as LabelTree<Cell> | undefined;
+      if (!next) {
+        next = new Map();
+        level.set(value, next);
+      }
+      level = next;
     }
-    return entry.cell;
+    const value = last < 0 ? "" : String(labels[names[last] as L]);
+    let cell = level.get(value) as Cell | undefined;
+    if (!cell) {
+      const copied = {} as Labels<L>;
+      for (const name of names) copied[name] = String(labels[name]);
+      cell = this.newCell();
+      this.#cells.push({ labels: copied, cell });
+      level.set(value, cell);
+    }
+    return cell;
   }
 
   async get() {
@@ -81,7 +103,7 @@ abstract class Tally<L extends string, Cell> {
       name: this.name,
       help: this.help,
       type: this.type,
-      values: [...this.#cells.values()].flatMap(({ labels, cell }) => this.valuesOf(labels, cell)),
+      values: this.#cells.flatMap(({ labels, cell }) => this.valuesOf(labels, cell)),
       aggregator: "sum" as const,
     };
   }
