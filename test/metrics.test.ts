@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startBrain, type TestBrain } from "./helpers/brain.js";
 import { needs } from "./helpers/host-needs.js";
 import { sendJson, startToolService, type ToolService, textResult } from "./helpers/tool-service.js";
-import { runTurn } from "./helpers/turns.js";
+import { runTurn, waitForEvents } from "./helpers/turns.js";
 
 const TOOL_TOKEN = "metrics-tool-token-3a9f";
 
@@ -52,6 +52,17 @@ afterAll(async () => {
 /** Each metric family's name and type, from its `# TYPE` line. */
 const families = () =>
   [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => ({ name: String(name), type }));
+
+/** A sample of the metrics Brain serves now. */
+async function scraped(name: string): Promise<number> {
+  const now = await (await fetch(`${brain.url}/metrics`)).text();
+  return Number(
+    now
+      .split("\n")
+      .find((line) => line.startsWith(`${name} `))
+      ?.split(" ")[1],
+  );
+}
 
 describe("/metrics of a real Brain", () => {
   it("has Node's process metrics under the names the usual dashboards query", () => {
@@ -104,6 +115,32 @@ describe("/metrics of a real Brain", () => {
     expect(sample("brain_turn_leases_held")).toBe(0);
     expect(sample("brain_store_append_duration_seconds_count")).toBeGreaterThanOrEqual(4);
     expect(sample("brain_sse_bytes_total")).toBeGreaterThan(0);
+  });
+
+  it("counts the event frames' bytes each client was sent, in UTF-8, live or from the log", async () => {
+    const client = brain.client();
+    const session = await client.createSession({ script: [{ text: "déjà vu ✓, ünïcödé" }] });
+    const before = await scraped("brain_sse_bytes_total");
+    // after session.created: what follows comes live if the stream is in place, else from the log
+    const response = await fetch(`${brain.url}/sessions/${session.id}/events`, {
+      headers: {
+        authorization: `Bearer ${brain.keys.acme}`,
+        accept: "text/event-stream",
+        "last-event-id": "1",
+      },
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const chunks: Uint8Array[] = [(await reader.read()).value as Uint8Array];
+    await client.sendMessage(session.id, "go");
+    await waitForEvents(client, session.id, (events) => events.at(-1)?.type === "turn.completed");
+    await client.close(session.id);
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
+    const received = Buffer.concat(chunks).toString("utf8");
+    expect(received).toContain("déjà vu ✓, ünïcödé");
+    expect(received).toContain("event: session.closed");
+    const frames = received.slice(received.indexOf("\n\n") + 2);
+    expect(received.slice(0, received.indexOf("\n\n"))).toBe("retry: 1000");
+    expect((await scraped("brain_sse_bytes_total")) - before).toBe(Buffer.byteLength(frames));
   });
 
   it("carries no id, key or token in a label", () => {

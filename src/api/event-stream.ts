@@ -4,7 +4,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import type { EventBus, Subscription } from "../events/bus.js";
 import { sseFrame } from "../events/bus.js";
 import type { Store } from "../store/store.js";
-import { HeldFrames } from "./held-writes.js";
+import { HeldFrames, writeFrames } from "./held-writes.js";
 
 export interface EventStreamOptions {
   req: IncomingMessage;
@@ -29,7 +29,7 @@ export interface EventStreamOptions {
   endSignal?: AbortSignal;
   onOpen?: () => void;
   onClose?: () => void;
-  /** Bytes of each event written to the client. */
+  /** The bytes of event frames of each write to the client (live ones go a pass of the loop at a time). */
   onWritten?: (bytes: number) => void;
 }
 
@@ -64,7 +64,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
   let heldBytes = 0;
 
   // live events, written at the loop's next check phase
-  const live = new HeldFrames(res);
+  const live = new HeldFrames(res, options.onWritten);
 
   let subscription: Subscription | undefined;
   const end = () => {
@@ -93,8 +93,10 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
       lastSeq = event.seq;
     }
     if (withThePass) live.add(frame);
-    else res.write(frame);
-    options.onWritten?.(Buffer.byteLength(frame));
+    else {
+      const bytes = writeFrames(res, frame);
+      options.onWritten?.(bytes);
+    }
     if (event.type !== "session.closed") return true;
     end();
     return false;

@@ -106,12 +106,32 @@ describe("HeldFrames", () => {
     expect(log).toHaveLength(1);
   });
 
-  it("writes nothing to a response destroyed meanwhile", async () => {
+  it("counts what each write carries in UTF-8 bytes, the client's count, not in characters", async () => {
+    const { res, body } = await openResponse();
+    let received = "";
+    body.on("data", (chunk: string) => {
+      received += chunk;
+    });
+    const written: number[] = [];
+    const frames = new HeldFrames(res, (bytes) => written.push(bytes));
+    frames.add("déjà ");
+    frames.add("vu ✓");
+    await nextChecks(3);
+    expect(written).toEqual([Buffer.byteLength("déjà vu ✓")]);
+    expect("déjà vu ✓".length).toBeLessThan(written[0] as number);
+    res.end();
+    await once(body, "end");
+    expect(received).toBe("déjà vu ✓");
+  });
+
+  it("writes nothing to a response destroyed meanwhile, and counts nothing", async () => {
     const { res, log } = await openResponse();
-    const frames = new HeldFrames(res);
+    const written: number[] = [];
+    const frames = new HeldFrames(res, (bytes) => written.push(bytes));
     frames.add("a");
     res.destroy();
     await nextChecks(3);
     expect(log).toEqual([]);
+    expect(written).toEqual([]);
   });
 });

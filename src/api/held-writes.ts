@@ -16,7 +16,11 @@ const held: HeldFrames[] = [];
 export class HeldFrames {
   #frames = "";
 
-  constructor(private readonly res: ServerResponse) {}
+  /** `onWritten` gets the bytes of each write. */
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly onWritten?: (bytes: number) => void,
+  ) {}
 
   /** Characters held, not yet given to the response. */
   get length(): number {
@@ -37,8 +41,22 @@ export class HeldFrames {
     const frames = this.#frames;
     this.#frames = "";
     // a client that left, or was dropped, gets nothing more; it resumes with Last-Event-ID
-    if (!this.res.destroyed && !this.res.writableEnded) this.res.write(frames);
+    if (this.res.destroyed || this.res.writableEnded) return;
+    const bytes = writeFrames(this.res, frames);
+    this.onWritten?.(bytes);
   }
+}
+
+/**
+ * Write event frames to a client as their UTF-8 bytes, made once, and say how many there were: the
+ * count is theirs, Node's chunked encoding takes their length for the chunk's size, and the socket
+ * sends them as they are. Written as a string, the frames were measured by `Buffer.byteLength` for
+ * the count and again for the chunk's size, then encoded at the socket (BENCHMARKS.md).
+ */
+export function writeFrames(res: ServerResponse, frames: string): number {
+  const bytes = Buffer.from(frames, "utf8");
+  res.write(bytes);
+  return bytes.length;
 }
 
 const scheduleRelease = () => setImmediate(release);
