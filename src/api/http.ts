@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { unstorable } from "../../protocol/storable-json.js";
 import type { Validator } from "../../protocol/validation.js";
 import { check } from "../../protocol/validation.js";
+import { mediaTypeOf } from "../media-type.js";
 import { readWhole, TOO_LARGE } from "../read-whole.js";
 import { ApiError } from "./errors.js";
 
@@ -48,7 +49,7 @@ export async function readJsonBody<T>(
     return new ApiError("payload_too_large", `the request body is over ${maxBytes} bytes`);
   }
   if (body.length === 0 && emptyValue !== undefined) return emptyValue;
-  const contentType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  const contentType = mediaTypeOf(req.headers["content-type"]).toLowerCase();
   if (contentType !== "application/json") {
     return new ApiError(
       "unsupported_media_type",

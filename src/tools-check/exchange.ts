@@ -1,5 +1,6 @@
 import { request } from "undici";
 import { SseLimitError, SseParser } from "../../protocol/sse.js";
+import { mediaTypeOf } from "../media-type.js";
 
 /** What the checker saw of one request: pure data, judged by the rules. */
 export interface Exchange {
@@ -59,7 +60,7 @@ export async function exchange(url: string, options: ExchangeOptions): Promise<E
       contentType: String(response.headers["content-type"] ?? ""),
     };
     if (typeof response.headers.location === "string") seen.location = response.headers.location;
-    const type = seen.contentType?.split(";")[0]?.trim().toLowerCase();
+    const type = mediaTypeOf(seen.contentType).toLowerCase();
     try {
       if (response.statusCode === 200 && type === "text/event-stream") {
         seen.stream = { events: [], comments: 0, endedAfterResult: false };

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { checkResultObject } from "../../protocol/result.js";
+import { mediaTypeOf } from "../media-type.js";
 import type { Exchange } from "./exchange.js";
 
 /** The requests the checker sends; the rules judge what came back. */
@@ -41,7 +42,7 @@ function statusText(exchange: Exchange): string {
 }
 
 function mediaType(exchange: Exchange): string {
-  return (exchange.contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  return mediaTypeOf(exchange.contentType).toLowerCase();
 }
 
 /** The result the well-formed call produced: the JSON body, or the first result event's data. */

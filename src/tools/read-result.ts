@@ -2,6 +2,7 @@ import { checkResultObject, type ToolResult } from "../../protocol/result.js";
 import { SseLimitError, SseParser } from "../../protocol/sse.js";
 import { unstorable } from "../../protocol/storable-json.js";
 import type { ToolBinding } from "../config/load.js";
+import { mediaTypeOf } from "../media-type.js";
 import { ToolFailure } from "./outcome.js";
 import { redactedStart } from "./redact.js";
 
@@ -53,7 +54,7 @@ export function readToolResponse(
 ): ToolFailure | ResponseBody {
   if (head.statusCode !== 200) return new ErrorStatusBody(head, limits.secrets);
   // quoted as sent in the failure below, not lowercased: a secret echoed in it must still be found
-  const contentType = head.contentType === undefined ? "" : beforeParameters(head.contentType);
+  const contentType = mediaTypeOf(head.contentType);
   const mediaType = contentType.toLowerCase();
   if (mediaType === "application/json") {
     const limit = binding.maxOutputBytes;
@@ -64,16 +65,6 @@ export function readToolResponse(
     "invalid_result",
     `the tool service answered with content type "${quoted(contentType, limits.secrets)}"; expected application/json or text/event-stream`,
   );
-}
-
-/**
- * A Content-Type's media type, its parameters cut off. `indexOf` rather than `split`, which made an
- * array and looked `split` up on the separator's prototype at every call: 1.7 k instructions of a
- * call's (BENCHMARKS.md).
- */
-function beforeParameters(contentType: string): string {
-  const semicolon = contentType.indexOf(";");
-  return (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim();
 }
 
 /** A JSON result: the whole body, up to max_output_bytes. */
