@@ -147,15 +147,25 @@ describe("a run's memory cgroup", needs("cgroups"), () => {
     try {
       // the modest tenant's CPU time against the greedy one's: 1 : 1 in cgroups; shared by run, 1 : 4.
       // Other work on the host (the test run's own) takes from both: compared with the control, measured
-      // the same way just after, the cgroups' share is well above the per-run one's
-      const inCgroups = await share(limited);
-      const perRun = await share(unshared);
-      expect(perRun, `per run ${perRun}`).toBeLessThan(0.4);
-      expect(inCgroups, `in cgroups ${inCgroups}, per run ${perRun}`).toBeGreaterThan(perRun * 1.6);
+      // the same way just after, the cgroups' share is well above the per-run one's. A burst of the
+      // test run's other work can flatten one window (CI once read 0.47 against 0.30), so a pair is
+      // measured again, up to three times; cgroups that did not share the CPU would read like the
+      // control in every pair
+      const pairs: string[] = [];
+      let inCgroups = 0;
+      let perRun = 1;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        inCgroups = await share(limited);
+        perRun = await share(unshared);
+        pairs.push(`in cgroups ${inCgroups}, per run ${perRun}`);
+        if (perRun < 0.4 && inCgroups > perRun * 1.6) break;
+      }
+      expect(perRun, pairs.join("; ")).toBeLessThan(0.4);
+      expect(inCgroups, pairs.join("; ")).toBeGreaterThan(perRun * 1.6);
     } finally {
       await unshared.close();
     }
-  }, 60_000);
+  }, 90_000);
 
   it("removes at start what a service that died left, and nothing of a live one's", async () => {
     const parent = dirname(cgroupDir(limited));
