@@ -93,10 +93,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
       lastSeq = event.seq;
     }
     if (withThePass) live.add(frame);
-    else {
-      const bytes = writeFrames(res, frame);
-      options.onWritten?.(bytes);
-    }
+    else writeFrames(res, frame, options.onWritten);
     if (event.type !== "session.closed") return true;
     end();
     return false;

@@ -41,22 +41,25 @@ export class HeldFrames {
     const frames = this.#frames;
     this.#frames = "";
     // a client that left, or was dropped, gets nothing more; it resumes with Last-Event-ID
-    if (this.res.destroyed || this.res.writableEnded) return;
-    const bytes = writeFrames(this.res, frames);
-    this.onWritten?.(bytes);
+    if (!this.res.destroyed && !this.res.writableEnded) writeFrames(this.res, frames, this.onWritten);
   }
 }
 
 /**
- * Write event frames to a client as their UTF-8 bytes, made once, and say how many there were: the
- * count is theirs, Node's chunked encoding takes their length for the chunk's size, and the socket
- * sends them as they are. Written as a string, the frames were measured by `Buffer.byteLength` for
- * the count and again for the chunk's size, then encoded at the socket (BENCHMARKS.md).
+ * Write event frames to a client as their UTF-8 bytes, made once, and tell `onWritten` how many:
+ * the count is theirs, Node's chunked encoding takes their length for the chunk's size, and the
+ * socket sends them as they are. Written as a string, the frames were measured by
+ * `Buffer.byteLength` for the count and again for the chunk's size, then encoded at the socket
+ * (BENCHMARKS.md).
  */
-export function writeFrames(res: ServerResponse, frames: string): number {
+export function writeFrames(
+  res: ServerResponse,
+  frames: string,
+  onWritten: ((bytes: number) => void) | undefined,
+): void {
   const bytes = Buffer.from(frames, "utf8");
   res.write(bytes);
-  return bytes.length;
+  onWritten?.(bytes.length);
 }
 
 const scheduleRelease = () => setImmediate(release);
