@@ -125,19 +125,22 @@ export class ToolDispatcher {
   }
 }
 
-function requestHeaders(
-  binding: ToolBinding,
-  callId: string,
-  traceparent: string | undefined,
-): Record<string, string> {
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
+/**
+ * The request's headers as undici takes them fastest: names and values in one flat list, walked as
+ * it is, where an object's keys are listed and each read by name (BENCHMARKS.md).
+ */
+function requestHeaders(binding: ToolBinding, callId: string, traceparent: string | undefined): string[] {
+  const headers = [
+    "content-type",
+    "application/json",
+    "accept",
+    "application/json, text/event-stream",
     // so that ordinary infrastructure in front of a service can deduplicate without reading the body
-    "idempotency-key": callId,
-  };
-  if (binding.token) headers.authorization = `Bearer ${binding.token.reveal()}`;
-  if (traceparent) headers.traceparent = traceparent;
+    "idempotency-key",
+    callId,
+  ];
+  if (binding.token) headers.push("authorization", `Bearer ${binding.token.reveal()}`);
+  if (traceparent) headers.push("traceparent", traceparent);
   return headers;
 }
 
