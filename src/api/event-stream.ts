@@ -4,6 +4,7 @@ import type { SessionEvent } from "../../protocol/events.js";
 import type { EventBus, Subscription } from "../events/bus.js";
 import { sseFrame } from "../events/bus.js";
 import type { Store } from "../store/store.js";
+import { EventStreamBody } from "./event-stream-body.js";
 import { HeldFrames, writeFrames } from "./held-writes.js";
 
 export interface EventStreamOptions {
@@ -46,14 +47,15 @@ export const SSE_RETRY_MS = 1000;
  */
 export async function streamEvents(options: EventStreamOptions): Promise<void> {
   const { res, sessionId } = options;
-  res.writeHead(200, {
+  const body = new EventStreamBody(res, options.req);
+  body.open({
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-store",
     connection: "keep-alive",
     "x-accel-buffering": "no",
   });
   // clients reconnect at Brain's pace, not their own default (3 s in browsers)
-  res.write(`retry: ${SSE_RETRY_MS}\n\n`);
+  body.write(`retry: ${SSE_RETRY_MS}\n\n`);
   options.onOpen?.();
 
   // `ended`, not the signal's `aborted`, is what each event checks: every AbortSignal Node 20 makes
@@ -68,7 +70,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
   let heldBytes = 0;
 
   // live events, written at the loop's next check phase
-  const live = new HeldFrames(res, options.onWritten);
+  const live = new HeldFrames(body, options.onWritten);
 
   let subscription: Subscription | undefined;
   const end = () => {
@@ -80,7 +82,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     options.endSignal?.removeEventListener("abort", end);
     options.onClose?.();
     live.flush();
-    if (!res.writableEnded) res.end();
+    body.end();
   };
   // a client too far behind: it resumes with Last-Event-ID and loses nothing
   const drop = () => {
@@ -98,7 +100,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
       lastSeq = event.seq;
     }
     if (withThePass) live.add(frame);
-    else writeFrames(res, frame, options.onWritten);
+    else writeFrames(body, frame, options.onWritten);
     if (event.type !== "session.closed") return true;
     end();
     return false;
@@ -115,7 +117,7 @@ export async function streamEvents(options: EventStreamOptions): Promise<void> {
     // live events cannot wait for a slow client: they queue in its buffer, up to the limit
     if (write(event, frame, true) && res.writableLength + live.length > options.maxBufferedBytes) drop();
   };
-  const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), options.keepAliveMs);
+  const keepAlive = setInterval(() => body.write(": keep-alive\n\n"), options.keepAliveMs);
   keepAlive.unref();
   res.on("close", end);
   options.endSignal?.addEventListener("abort", end, { once: true });

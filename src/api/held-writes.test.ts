@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { createServer, get, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { EventStreamBody } from "./event-stream-body.js";
 import { HeldFrames } from "./held-writes.js";
 
 const closers: (() => void)[] = [];
@@ -9,8 +10,16 @@ afterEach(() => {
   for (const close of closers.splice(0)) close();
 });
 
-/** A streaming response on a real socket, whose writes to the socket are logged as they are made. */
-async function openResponse(): Promise<{ res: ServerResponse; body: IncomingMessage; log: string[] }> {
+/**
+ * An event stream's body on a real socket, whose writes to the socket are logged as they are made:
+ * `write` for one buffer, `writev` for pieces gathered.
+ */
+async function openResponse(): Promise<{
+  res: ServerResponse;
+  stream: EventStreamBody;
+  body: IncomingMessage;
+  log: string[];
+}> {
   const server = createServer();
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -18,9 +27,10 @@ async function openResponse(): Promise<{ res: ServerResponse; body: IncomingMess
   const responded = once(server, "request") as Promise<[IncomingMessage, ServerResponse]>;
   const request = get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
   closers.push(() => request.destroy());
-  const [, res] = await responded;
-  res.writeHead(200, { "content-type": "text/plain" });
-  res.write("open");
+  const [req, res] = await responded;
+  const stream = new EventStreamBody(res, req);
+  stream.open({ "content-type": "text/plain" });
+  stream.write("open");
   const [body] = (await once(request, "response")) as [IncomingMessage];
   body.setEncoding("utf8");
   await once(body, "data");
@@ -37,10 +47,10 @@ async function openResponse(): Promise<{ res: ServerResponse; body: IncomingMess
   };
   socket._writev = (chunks, done) => {
     const parts = chunks.map(({ chunk }) => chunk);
-    log.push(`write ${payloadOf(parts)}: ${chunksOf(parts)} chunk`);
+    log.push(`writev ${payloadOf(parts)}: ${chunksOf(parts)} chunk`);
     writev(chunks, done);
   };
-  return { res, body, log };
+  return { res, stream, body, log };
 }
 
 /** What a write carries, without the chunked encoding's sizes and line ends. */
@@ -63,8 +73,8 @@ const nextChecks = (count: number) =>
 
 describe("HeldFrames", () => {
   it("writes the frames of a pass as one chunk, after what the promise callbacks of the moment queued for the next check phase", async () => {
-    const { res, log } = await openResponse();
-    const frames = new HeldFrames(res);
+    const { stream, log } = await openResponse();
+    const frames = new HeldFrames(stream);
     frames.add("a");
     frames.add("b");
     expect(frames.length).toBe(2);
@@ -78,8 +88,8 @@ describe("HeldFrames", () => {
   it("holds each stream's frames apart, and the next pass's in a write of its own", async () => {
     const first = await openResponse();
     const second = await openResponse();
-    const a = new HeldFrames(first.res);
-    const b = new HeldFrames(second.res);
+    const a = new HeldFrames(first.stream);
+    const b = new HeldFrames(second.stream);
     a.add("a1");
     b.add("b1");
     a.add("a2");
@@ -91,15 +101,16 @@ describe("HeldFrames", () => {
   });
 
   it("lets a stream end: its held frames go before the end, and the release finds nothing left", async () => {
-    const { res, body, log } = await openResponse();
+    const { stream, body, log } = await openResponse();
     let rest = "";
     body.on("data", (chunk: string) => {
       rest += chunk;
     });
-    const frames = new HeldFrames(res);
+    const frames = new HeldFrames(stream);
     frames.add("a");
     frames.flush();
-    res.end("z");
+    stream.write("z");
+    stream.end();
     await once(body, "end");
     expect(rest).toBe("az");
     await nextChecks(3);
@@ -107,27 +118,27 @@ describe("HeldFrames", () => {
   });
 
   it("counts what each write carries in UTF-8 bytes, the client's count, not in characters", async () => {
-    const { res, body } = await openResponse();
+    const { stream, body } = await openResponse();
     let received = "";
     body.on("data", (chunk: string) => {
       received += chunk;
     });
     const written: number[] = [];
-    const frames = new HeldFrames(res, (bytes) => written.push(bytes));
+    const frames = new HeldFrames(stream, (bytes) => written.push(bytes));
     frames.add("déjà ");
     frames.add("vu ✓");
     await nextChecks(3);
     expect(written).toEqual([Buffer.byteLength("déjà vu ✓")]);
     expect("déjà vu ✓".length).toBeLessThan(written[0] as number);
-    res.end();
+    stream.end();
     await once(body, "end");
     expect(received).toBe("déjà vu ✓");
   });
 
   it("writes nothing to a response destroyed meanwhile, and counts nothing", async () => {
-    const { res, log } = await openResponse();
+    const { res, stream, log } = await openResponse();
     const written: number[] = [];
-    const frames = new HeldFrames(res, (bytes) => written.push(bytes));
+    const frames = new HeldFrames(stream, (bytes) => written.push(bytes));
     frames.add("a");
     res.destroy();
     await nextChecks(3);

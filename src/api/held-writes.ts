@@ -1,4 +1,4 @@
-import type { ServerResponse } from "node:http";
+import type { EventStreamBody } from "./event-stream-body.js";
 
 const held: HeldFrames[] = [];
 
@@ -10,15 +10,15 @@ const held: HeldFrames[] = [];
  * socket for anything the server sent while it was idle), and ahead of the release. So the events'
  * write leaves after the request, while the tool service works, rather than before it (BENCHMARKS.md,
  * "Live events written after the tool request"). One write of the pass's frames, rather than one
- * each into a corked response, gives Node's chunked encoding one chunk to frame instead of one a
- * frame (BENCHMARKS.md, "A stream's live frames written as one").
+ * each into a corked response, makes one chunk of the body instead of one a frame (BENCHMARKS.md,
+ * "A stream's live frames written as one").
  */
 export class HeldFrames {
   #frames = "";
 
   /** `onWritten` gets the bytes of each write. */
   constructor(
-    private readonly res: ServerResponse,
+    private readonly body: EventStreamBody,
     private readonly onWritten?: (bytes: number) => void,
   ) {}
 
@@ -41,25 +41,22 @@ export class HeldFrames {
     const frames = this.#frames;
     this.#frames = "";
     // a client that left, or was dropped, gets nothing more; it resumes with Last-Event-ID
-    if (!this.res.destroyed && !this.res.writableEnded) writeFrames(this.res, frames, this.onWritten);
+    const { res } = this.body;
+    if (!res.destroyed && !res.writableEnded) writeFrames(this.body, frames, this.onWritten);
   }
 }
 
 /**
- * Write event frames to a client as their UTF-8 bytes, made once, and tell `onWritten` how many:
- * the count is theirs, Node's chunked encoding takes their length for the chunk's size, and the
- * socket sends them as they are. Written as a string, the frames were measured by
- * `Buffer.byteLength` for the count and again for the chunk's size, then encoded at the socket
- * (BENCHMARKS.md).
+ * Write event frames to a client, as one chunk of its body, and tell `onWritten` how many UTF-8
+ * bytes they are: measured once, for the chunk's size and the count alike (BENCHMARKS.md).
  */
 export function writeFrames(
-  res: ServerResponse,
+  body: EventStreamBody,
   frames: string,
   onWritten: ((bytes: number) => void) | undefined,
 ): void {
-  const bytes = Buffer.from(frames, "utf8");
-  res.write(bytes);
-  onWritten?.(bytes.length);
+  const bytes = body.write(frames);
+  onWritten?.(bytes);
 }
 
 const scheduleRelease = () => setImmediate(release);
