@@ -42,7 +42,8 @@ const until = async (done: () => boolean) => {
 
 describe("EventStreamBody", () => {
   it("frames each write as one chunk of its UTF-8 bytes, ends with the last chunk, and leaves the connection open for the next request", async () => {
-    const server = await serveTexts(["retry: 1000\n\n", "", "data: déjà vu\n\n"]);
+    const long = "x".repeat(300);
+    const server = await serveTexts(["retry: 1000\n\n", "", "data: déjà vu\n\n", long, "ok"]);
     const { socket, received } = await rawConnection(server);
     socket.write("GET /a HTTP/1.1\r\nhost: brain\r\n\r\n");
     await until(() => received().endsWith("0\r\n\r\n"));
@@ -51,7 +52,7 @@ describe("EventStreamBody", () => {
     expect(head.toLowerCase()).not.toContain("content-length");
     // "déjà vu" is 9 bytes in UTF-8 (sent as latin1 here, byte for byte): the chunk is 0x11 long
     expect(received().slice(head.length + 4)).toBe(
-      "d\r\nretry: 1000\n\n\r\n11\r\ndata: d\u00c3\u00a9j\u00c3\u00a0 vu\n\n\r\n0\r\n\r\n",
+      `d\r\nretry: 1000\n\n\r\n11\r\ndata: d\u00c3\u00a9j\u00c3\u00a0 vu\n\n\r\n12c\r\n${long}\r\n2\r\nok\r\n0\r\n\r\n`,
     );
     // the body ended where its last chunk says: the same connection takes another request
     const before = received().length;
