@@ -267,27 +267,39 @@ async function runCalls(
   step: OpenStep,
   approvals: LazyApprovals,
 ): Promise<ToolResultEventData[]> {
+  // a step of one call, the most common, has nothing beside it to wait for: awaited alone, it
+  // spares Promise.allSettled's outcome objects, which V8 builds through its slow path (BENCHMARKS.md)
+  const only = step.calls.length === 1 ? step.calls[0] : undefined;
+  if (only) return [await resultOf(turn, deps, step, only, approvals)];
   // every call runs to its end even if another's result cannot be stored, so when a turn
   // fails nothing of it is still running to write a second result
   const settled = await Promise.allSettled(
-    step.calls.map(async (call) => {
-      const known = step.results.get(call.call_id);
-      if (known) return known;
-      const expiresAt = step.requested.get(call.call_id);
-      if (expiresAt !== undefined) {
-        const answer =
-          step.answers.get(call.call_id) ?? (await answerOf(turn, deps, call, expiresAt, approvals));
-        // Brain stopping, or another owner taking the turn, is no answer: the call waits on for the next owner
-        if (!answer && LEFT_WAITING.has(turn.signal.reason)) throw new TurnLeftWaiting(turn.session.id);
-        if (answer?.decision !== "approve") return refused(deps, call, answer);
-      }
-      return callTool(turn, deps, call);
-    }),
+    step.calls.map((call) => resultOf(turn, deps, step, call, approvals)),
   );
   return packedMap(settled, (outcome) => {
     if (outcome.status === "rejected") throw outcome.reason;
     return outcome.value;
   });
+}
+
+/** One call's result: the log's, else a refusal, else the tool's answer. */
+async function resultOf(
+  turn: Turn,
+  deps: TurnDeps,
+  step: OpenStep,
+  call: ToolCall,
+  approvals: LazyApprovals,
+): Promise<ToolResultEventData> {
+  const known = step.results.get(call.call_id);
+  if (known) return known;
+  const expiresAt = step.requested.get(call.call_id);
+  if (expiresAt !== undefined) {
+    const answer = step.answers.get(call.call_id) ?? (await answerOf(turn, deps, call, expiresAt, approvals));
+    // Brain stopping, or another owner taking the turn, is no answer: the call waits on for the next owner
+    if (!answer && LEFT_WAITING.has(turn.signal.reason)) throw new TurnLeftWaiting(turn.session.id);
+    if (answer?.decision !== "approve") return refused(deps, call, answer);
+  }
+  return callTool(turn, deps, call);
 }
 
 /**
