@@ -8,6 +8,7 @@ import type { Span } from "../telemetry/tracing.js";
 import { CANCELLED } from "./classify-error.js";
 import { ToolFailure } from "./outcome.js";
 import { redactResult, redactSecrets } from "./redact.js";
+import { requestBody } from "./request-body.js";
 import { ToolExchange } from "./tool-exchange.js";
 
 export interface ToolCallRequest {
@@ -150,19 +151,4 @@ function sentSecrets(binding: ToolBinding, request: ToolCallRequest): string[] {
   if (binding.token) secrets.push(binding.token.reveal());
   if (request.inspection) secrets.push(request.inspection.token);
   return secrets;
-}
-
-function requestBody(request: ToolCallRequest): string {
-  // identity comes from the authenticated session, never from the model's arguments
-  const body: Record<string, unknown> = {
-    tenant_id: request.tenantId,
-    session_id: request.sessionId,
-    call_id: request.callId,
-    arguments: request.arguments,
-  };
-  if (request.inspection) {
-    body.inspection_token = request.inspection.token;
-    body.brain_url = request.inspection.brainUrl;
-  }
-  return JSON.stringify(body);
 }
