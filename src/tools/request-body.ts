@@ -2,6 +2,13 @@ import { argumentsJson } from "../models/arguments-json.js";
 import type { ToolCallRequest } from "./dispatch.js";
 
 /**
+ * Text JSON.stringify writes as it is between quotes: printable ASCII but the quote and the
+ * backslash, as Brain's ids and the config's tenant ids are. A regular expression reads an id
+ * sliced from a request's path faster than a loop of `charCodeAt`.
+ */
+const PLAIN_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
  * A tool request's body, as JSON.stringify writes it: the session's identity, the call's id and
  * arguments, and the inspection token where the binding has one. Pure.
  */
@@ -14,9 +21,9 @@ export function requestBody(
   if (
     request.inspection ||
     args === undefined ||
-    !plainText(tenantId) ||
-    !plainText(sessionId) ||
-    !plainText(callId)
+    !PLAIN_TEXT.test(tenantId) ||
+    !PLAIN_TEXT.test(sessionId) ||
+    !PLAIN_TEXT.test(callId)
   ) {
     const body: Record<string, unknown> = {
       tenant_id: tenantId,
@@ -32,16 +39,4 @@ export function requestBody(
   }
   // the same text, written around the arguments' text made once (models/arguments-json.ts)
   return `{"tenant_id":"${tenantId}","session_id":"${sessionId}","call_id":"${callId}","arguments":${args}}`;
-}
-
-/**
- * Whether JSON.stringify writes `text` as it is between quotes: printable ASCII with no quote or
- * backslash, as Brain's ids and the config's tenant ids are.
- */
-function plainText(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return false;
-  }
-  return true;
 }
