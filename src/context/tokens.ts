@@ -1,7 +1,7 @@
 import { Buffer } from "node:buffer";
-import { argumentsJson } from "../models/arguments-json.js";
 import type { ConversationMessage, ToolSpec } from "../models/provider.js";
 import { resultParts } from "../models/result-parts.js";
+import { argumentsJson } from "../models/tool-call.js";
 import { KeptCounts } from "./kept-counts.js";
 
 /** Counts the tokens of text for one provider family. */
@@ -72,7 +72,7 @@ export function messageTokens(counter: TokenCounter, message: ConversationMessag
     case "assistant": {
       let tokens = PER_MESSAGE + counter.text(message.text);
       for (const call of message.tool_calls) {
-        const args = typeof call.arguments === "string" ? call.arguments : argumentsJson(call.arguments);
+        const args = typeof call.arguments === "string" ? call.arguments : argumentsJson(call);
         tokens += PER_CALL + counter.text(call.name) + counter.text(args ?? "");
       }
       return tokens;

@@ -17,6 +17,8 @@ export interface ToolCallRequest {
   callId: string;
   name: string;
   arguments: unknown;
+  /** The arguments as JSON.stringify writes them, where the caller has that text already. */
+  argumentsJson?: string | undefined;
   /** The binding if the tool is enabled for this session; undefined makes the call `unknown_tool`. */
   binding: ToolBinding | undefined;
   /** Fires when the session is interrupted or closed. */

@@ -1,4 +1,3 @@
-import { argumentsJson } from "../models/arguments-json.js";
 import type { ToolCallRequest } from "./dispatch.js";
 
 /**
@@ -13,11 +12,14 @@ const PLAIN_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
  * arguments, and the inspection token where the binding has one. Pure.
  */
 export function requestBody(
-  request: Pick<ToolCallRequest, "tenantId" | "sessionId" | "callId" | "arguments" | "inspection">,
+  request: Pick<
+    ToolCallRequest,
+    "tenantId" | "sessionId" | "callId" | "arguments" | "argumentsJson" | "inspection"
+  >,
 ): string {
   // identity comes from the authenticated session, never from the model's arguments
   const { tenantId, sessionId, callId } = request;
-  const args = argumentsJson(request.arguments);
+  const args = request.argumentsJson ?? JSON.stringify(request.arguments);
   if (
     request.inspection ||
     args === undefined ||
@@ -37,6 +39,6 @@ export function requestBody(
     }
     return JSON.stringify(body);
   }
-  // the same text, written around the arguments' text made once (models/arguments-json.ts)
+  // the same text, written around the arguments' text made once (models/tool-call.ts)
   return `{"tenant_id":"${tenantId}","session_id":"${sessionId}","call_id":"${callId}","arguments":${args}}`;
 }

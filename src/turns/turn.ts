@@ -19,6 +19,7 @@ import {
   type ToolSpec,
   type Usage,
 } from "../models/provider.js";
+import { argumentsJson, madeToolCall } from "../models/tool-call.js";
 import { packedMap } from "../packed.js";
 import type { SessionRecord } from "../sessions/session-record.js";
 import type { Logger } from "../telemetry/logger.js";
@@ -192,12 +193,9 @@ export async function runTurn(turn: Turn, deps: TurnDeps): Promise<TurnEnd> {
       return "failed";
     }
 
-    const calls: ToolCall[] = packedMap(reply.tool_calls, (call) => ({
-      call_id: newId("call"),
-      name: call.name,
-      arguments: call.arguments,
-      ...(call.provider_call_id !== undefined && { provider_call_id: call.provider_call_id }),
-    }));
+    const calls: ToolCall[] = packedMap(reply.tool_calls, (call) =>
+      madeToolCall(newId("call"), call.name, call.arguments, call.provider_call_id),
+    );
     const assistant: NewEvent = {
       type: "message.assistant",
       data: { text: reply.text, tool_calls: calls, stop_reason: reply.stop_reason, usage: reply.usage },
@@ -362,6 +360,7 @@ async function callTool(turn: Turn, deps: TurnDeps, call: ToolCall): Promise<Too
       callId: call.call_id,
       name: call.name,
       arguments: call.arguments,
+      argumentsJson: argumentsJson(call),
       binding,
       signal: turn.signal,
       onProgress: (data) =>
