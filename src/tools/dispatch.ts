@@ -9,6 +9,7 @@ import { CANCELLED } from "./classify-error.js";
 import { ToolFailure } from "./outcome.js";
 import { redactResult, redactSecrets } from "./redact.js";
 import { requestBody } from "./request-body.js";
+import { TimerLists } from "./timer-lists.js";
 import { ToolExchange } from "./tool-exchange.js";
 
 export interface ToolCallRequest {
@@ -43,6 +44,7 @@ export interface DispatcherOptions {
  */
 export class ToolDispatcher {
   readonly #dispatcher: Dispatcher;
+  readonly #timerLists = new TimerLists();
 
   constructor(private readonly options: DispatcherOptions) {
     this.#dispatcher = environmentAgent(
@@ -79,6 +81,9 @@ export class ToolDispatcher {
       ).toResult();
     }
 
+    // the exchange's timers: the call's time limit and the wait for the response's head
+    this.#timerLists.keep(binding.timeoutMs);
+    this.#timerLists.keep(this.options.headersTimeoutMs);
     const secrets = sentSecrets(binding, request);
     const exchange = new ToolExchange(
       binding,
@@ -124,6 +129,7 @@ export class ToolDispatcher {
    * made for a call that was abandoned while connecting, instead of waiting out its connect timeout.
    */
   async close(): Promise<void> {
+    this.#timerLists.close();
     await this.#dispatcher.destroy();
   }
 }
