@@ -3,7 +3,7 @@
  * open is cleared and leaves it empty, to make it anew at the next timer of that duration: a list,
  * an entry in its priority queue, an element of an object keyed by duration (which V8 keeps as a
  * dictionary). A Brain making one tool call at a time empties and remakes the lists of a call's two
- * timers at every call, about 5 k instructions a call (BENCHMARKS.md). An interval of each
+ * timers at every call, about 7 k instructions a call (BENCHMARKS.md). An interval of each
  * duration, which runs nothing and holds no process open, keeps its list.
  */
 export class TimerLists {
