@@ -27,7 +27,9 @@ const FAULT_SECONDS = 3;
  * (heap snapshots show code and deopt data, no objects of Brain's); a call that left its events,
  * listeners or timers behind would hold several KiB. Three seeds read -835, -7 and +343 bytes a
  * call (2026-12-07): V8's code and bytecode move the reading both ways. The SQLite store kept a
- * closed session's head, config and all, until then, 300-400 bytes a call more here.
+ * closed session's head, config and all, until then, 300-400 bytes a call more here. One seed read
+ * from -892 to +2,127 bytes a call over six runs of one build (2026-12-08), and -801 to +52 for the
+ * build before it: a reading over the slack is judged again, over the calls of one more round.
  */
 const HEAP_SLACK_PER_CALL_BYTES = 1024;
 /** Calls of the fast phase that the heap is judged over: many, since a leak shows per call. */
@@ -227,9 +229,16 @@ describe("a soak of sessions against a tool service that injects every fault of 
     calls += await fastRound();
     expect(brain.running.turns.runningTurns()).toBe(0);
     const growth = (await settledHeap()) - baselineHeap;
-    expect(growth, `heap grew ${growth} bytes over ${calls} calls, ${seedNote}`).toBeLessThan(
-      calls * HEAP_SLACK_PER_CALL_BYTES,
-    );
+    if (growth >= calls * HEAP_SLACK_PER_CALL_BYTES) {
+      // judged again over one more round: V8's code moves a reading once, a leak grows at every call
+      const before = await settledHeap();
+      const more = await fastRound();
+      const again = (await settledHeap()) - before;
+      expect(
+        again,
+        `heap grew ${growth} bytes over ${calls} calls, then ${again} over ${more} more, ${seedNote}`,
+      ).toBeLessThan(more * HEAP_SLACK_PER_CALL_BYTES);
+    }
     expectNoTimerLeft(baselineHandles.Timeout ?? 0, "after the soak");
   }, 120_000);
 
